@@ -1,0 +1,3 @@
+from workgym.cli import main
+
+main()

@@ -1,0 +1,263 @@
+"""Environment: tasks + tools + verifier + limits, saved as a directory and loaded by id or path.
+
+There is one way to define an environment: subclass `Environment`, list its tools, and implement
+`tasks`, `state` and `verify`. The framework owns everything around them (toolkits, scoring
+errors, hashing, saving), so an environment author cannot forget a guard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Callable
+from functools import cached_property
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from workgym.messages import Message, ToolCall
+from workgym.models.base import ConfigError
+from workgym.tasks import SplitSpec, Task, TaskSet, canonical_json
+from workgym.tools import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_S, Ctx, Tool, Toolkit
+from workgym.verdict import Status, Verdict
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "workgym-env/1"
+
+
+class Limits(BaseModel):
+    """Hard limits of an episode; hitting one truncates it (Gymnasium's `truncated`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_turns: int = 20
+    max_total_tokens: int | None = None
+    tool_timeout_s: float = DEFAULT_TIMEOUT_S
+    max_tool_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    episode_timeout_s: float | None = 600.0
+
+
+class Environment:
+    """Subclass this. Class attributes describe the environment; methods build its parts."""
+
+    id: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    tools: ClassVar[list[Tool]] = []
+    limits: ClassVar[Limits] = Limits()
+    instructions: ClassVar[str] = ""  # system text every agent gets, before any policy prompt
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+
+    # -- what an environment author writes ---------------------------------------------------
+
+    def tasks(self) -> TaskSet:
+        """The task distribution. The default reads tasks.jsonl from the saved directory."""
+        if self.root is None or not (self.root / "tasks.jsonl").exists():
+            raise NotImplementedError(f"{type(self).__name__} must implement tasks()")
+        spec_path = self.root / "splits.json"
+        spec = None
+        if spec_path.exists():
+            spec = SplitSpec.model_validate(json.loads(spec_path.read_text())["spec"])
+        return TaskSet.from_jsonl(self.root / "tasks.jsonl", spec)
+
+    def state(self, task: Task) -> Any:
+        """Fresh per-episode state for the tools (a connection, a world). None by default."""
+        return None
+
+    def verify(self, task: Task, episode: Any) -> Verdict:
+        """The reward: judge what the agent produced against the hidden answer."""
+        raise NotImplementedError(f"{type(self).__name__} must implement verify()")
+
+    def oracle(self, task: Task) -> list[Message]:
+        """Assistant turns that solve the task (self-checks only: `workgym check`).
+
+        The default submits `task.answer` through the final tool when it takes one argument.
+        """
+        final = self.final_tool
+        if final is None or len(final.params) != 1:
+            raise NotImplementedError(
+                f"{type(self).__name__} has no single-argument final tool; implement oracle()"
+            )
+        args = json.dumps({final.params[0]: task.answer})
+        call = ToolCall(id="oracle_0", name=final.name, arguments=args)
+        return [Message(role="assistant", tool_calls=[call])]
+
+    def data_hash(self) -> str:
+        """Hash of data the tools read besides the tasks (a snapshot); part of the identity."""
+        return ""
+
+    def save_data(self, directory: Path) -> None:
+        """Write data files besides tasks.jsonl (a snapshot) when saving."""
+
+    # -- what the framework provides -----------------------------------------------------------
+
+    @cached_property
+    def taskset(self) -> TaskSet:
+        return self.tasks()
+
+    @cached_property
+    def final_tool(self) -> Tool | None:
+        finals = [t for t in self.tools if t.final]
+        if len(finals) > 1:
+            raise TypeError(f"{type(self).__name__} has {len(finals)} final tools; allow one")
+        return finals[0] if finals else None
+
+    @property
+    def has_final_tool(self) -> bool:
+        return self.final_tool is not None
+
+    def toolkit(self, task: Task, seed: int = 0) -> Toolkit:
+        import random
+
+        ctx = Ctx(state=self.state(task), seed=seed, rng=random.Random(seed))
+        return Toolkit(
+            list(self.tools),
+            ctx,
+            timeout_s=self.limits.tool_timeout_s,
+            max_output_chars=self.limits.max_tool_output_chars,
+        )
+
+    def score(self, task: Task, episode: Any) -> Verdict:
+        """verify() behind the guards every environment needs.
+
+        No submission when one is required is `no_answer` (or `timeout`) without asking the
+        verifier; a verifier that raises yields `verifier_error`, which is counted and masked
+        out of training, never a silent zero.
+        """
+        if self.has_final_tool and not episode.submitted:
+            status = Status.timeout if episode.truncation == "time_limit" else Status.no_answer
+            return Verdict(reward=0.0, success=False, status=status)
+        try:
+            verdict = self.verify(task, episode)
+        except Exception as exc:
+            return Verdict(
+                status=Status.verifier_error,
+                evidence={"error": f"{type(exc).__name__}: {exc}"},
+            )
+        if not isinstance(verdict, Verdict):
+            return Verdict(
+                status=Status.verifier_error,
+                evidence={"error": f"verify() returned {type(verdict).__name__}, not Verdict"},
+            )
+        return verdict
+
+    async def score_async(self, task: Task, episode: Any) -> Verdict:
+        """Async hook for slow verifiers (override to run them in a thread); default inline."""
+        return self.score(task, episode)
+
+    @cached_property
+    def _hash(self) -> str:
+        h = hashlib.sha256()
+        h.update(canonical_json({"id": self.id, "version": self.version}).encode())
+        h.update(canonical_json([t.spec.model_dump() for t in self.tools]).encode())
+        h.update(self.limits.model_dump_json().encode())
+        h.update(self.instructions.encode())
+        h.update(self.taskset.content_hash().encode())
+        h.update(self.data_hash().encode())
+        return h.hexdigest()
+
+    def content_hash(self) -> str:
+        """Identity of what an agent faces here: tasks, tools, limits, data and version."""
+        return self._hash
+
+    def manifest(self) -> dict[str, Any]:
+        from workgym import __version__
+
+        cls = type(self)
+        return {
+            "format": MANIFEST_FORMAT,
+            "id": self.id,
+            "version": self.version,
+            "entry": f"{cls.__module__}:{cls.__qualname__}",
+            "content_hash": self.content_hash(),
+            "tasks": len(self.taskset),
+            "workgym_version": __version__,
+        }
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the environment as a directory that `Environment.load` reads back."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        self.taskset.to_jsonl(out / "tasks.jsonl")
+        (out / "splits.json").write_text(json.dumps(self.taskset.split_record(), indent=2))
+        self.save_data(out)
+        (out / MANIFEST).write_text(json.dumps(self.manifest(), indent=2) + "\n")
+        return out
+
+    @staticmethod
+    def load(ref: str | Path) -> Environment:
+        return load(ref)
+
+
+E = TypeVar("E", bound=type[Environment])
+_REGISTRY: dict[str, Callable[[], Environment]] = {}
+
+
+def register(cls: E) -> E:
+    """Class decorator: make an environment loadable by its `id`."""
+    if not cls.id:
+        raise TypeError(f"{cls.__name__} needs a non-empty `id` to be registered")
+    _REGISTRY[cls.id] = cls
+    return cls
+
+
+def registered() -> dict[str, Callable[[], Environment]]:
+    """Built-in environments plus those other packages declare (entry point group
+    `workgym.environments`)."""
+    import workgym.envs.toy  # noqa: F401  (registers the built-in toy environment)
+
+    for ep in entry_points(group="workgym.environments"):
+        if ep.name not in _REGISTRY:
+            _REGISTRY[ep.name] = ep.load()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def load(ref: str | Path) -> Environment:
+    """An environment from a saved directory or a registered id."""
+    path = Path(ref)
+    if (path / MANIFEST).exists():
+        return _load_dir(path)
+    if path.exists():
+        raise ConfigError(
+            f"{path} is not an environment directory (no {MANIFEST}); "
+            "make one with `workgym generate ...` or Environment.save()"
+        )
+    found = registered().get(str(ref))
+    if found is None:
+        raise ConfigError(
+            f"unknown environment {str(ref)!r}: `workgym envs` lists the registered ids, "
+            "or pass a directory made by `workgym generate`"
+        )
+    return found()
+
+
+def _load_dir(path: Path) -> Environment:
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path / MANIFEST} is not valid JSON ({exc}); re-save it") from exc
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise ConfigError(
+            f"{path} has format {manifest.get('format')!r}; this workgym reads {MANIFEST_FORMAT}"
+        )
+    module_name, _, qualname = str(manifest["entry"]).partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"{path}: cannot import its environment class {manifest['entry']!r} ({exc}); "
+            "install the package that defines it"
+        ) from exc
+    env: Environment = obj(path)
+    if env.content_hash() != manifest["content_hash"]:
+        raise ConfigError(
+            f"{path} changed after it was saved (content hash {env.content_hash()[:12]} != "
+            f"manifest {str(manifest['content_hash'])[:12]}); re-generate or re-save it"
+        )
+    return env

@@ -1,0 +1,1 @@
+"""Reference environments shipped with workgym."""

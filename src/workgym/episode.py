@@ -1,0 +1,263 @@
+"""One episode: the agent loop for one task, and the record it leaves behind.
+
+The loop is a small state machine (`EpisodeDriver`) so that the runner (which calls the model
+itself) and the Gymnasium-style facade (where the caller brings the assistant message) share one
+implementation: there is exactly one place where tool calls are executed and limits enforced.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from workgym.messages import Message
+from workgym.models.base import Completion, ModelError, message_tokens
+from workgym.tools import ToolResult
+from workgym.verdict import Verdict
+
+if TYPE_CHECKING:
+    from workgym.environment import Environment
+    from workgym.policy import Policy
+    from workgym.tasks import Task
+
+Outcome = Literal["terminated", "truncated", "error"]
+Truncation = Literal["max_turns", "max_tokens", "time_limit"]
+
+
+class TokenUsage(BaseModel):
+    """Tokens of one episode. Call totals are the server's counts; `by_role` is estimated."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    retries: int = 0
+    by_role: dict[str, int] = Field(
+        default_factory=lambda: {"system": 0, "user": 0, "assistant": 0, "tool": 0}
+    )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add_call(self, completion: Completion) -> None:
+        self.calls += 1
+        self.prompt_tokens += completion.usage.prompt_tokens
+        self.completion_tokens += completion.usage.completion_tokens
+        self.cached_tokens += completion.usage.cached_tokens
+        self.retries += completion.retries
+
+    def add_message(self, message: Message) -> None:
+        self.by_role[message.role] = self.by_role.get(message.role, 0) + message_tokens(message)
+
+
+class TurnTokens(BaseModel):
+    """Token ids of one model turn, kept when the provider returns them (for trainers)."""
+
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+
+
+class Episode(BaseModel):
+    """Everything that happened in one episode; one line of episodes.jsonl."""
+
+    task_id: str
+    family: str
+    split: str
+    epoch: int = 0
+    seed: int = 0
+    model: str = ""
+    policy_hash: str = ""
+    env_id: str = ""
+    env_hash: str = ""
+    messages: list[Message] = Field(default_factory=list)
+    tool_calls: list[ToolResult] = Field(default_factory=list)
+    answer: Any = None
+    submitted: bool = False
+    verdict: Verdict | None = None
+    flags: list[str] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    turns: int = 0
+    turn_tokens: list[TurnTokens] | None = None
+    wall_time_s: float = 0.0
+    outcome: Outcome = "terminated"
+    truncation: Truncation | None = None
+    error: str | None = None
+    started_at: str = ""
+    # The tools' final state, for verifiers that compare state; never written to disk.
+    state: Any = Field(default=None, exclude=True)
+
+    @property
+    def reward(self) -> float:
+        return self.verdict.reward if self.verdict else 0.0
+
+    @property
+    def success(self) -> bool:
+        return bool(self.verdict and self.verdict.success)
+
+
+class EpisodeDriver:
+    """Advances one episode by one assistant message at a time."""
+
+    def __init__(
+        self,
+        env: Environment,
+        task: Task,
+        policy: Policy,
+        *,
+        seed: int = 0,
+        epoch: int = 0,
+        split: str = "",
+    ) -> None:
+        self.env = env
+        self.task = task
+        self.limits = env.limits
+        self.toolkit = env.toolkit(task, seed=seed)
+        self.started = time.perf_counter()
+        self.done = False
+        self.episode = Episode(
+            task_id=task.id,
+            family=task.family,
+            split=split,
+            epoch=epoch,
+            seed=seed,
+            model=policy.model_name,
+            policy_hash=policy.hash,
+            env_id=env.id,
+            env_hash=env.content_hash(),
+            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            state=self.toolkit.ctx.state,
+        )
+        for message in policy.render(env, task):
+            self._append(message)
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.episode.messages
+
+    def _append(self, message: Message) -> None:
+        self.episode.messages.append(message)
+        self.episode.usage.add_message(message)
+
+    def seconds_left(self) -> float | None:
+        limit = self.limits.episode_timeout_s
+        return None if limit is None else limit - (time.perf_counter() - self.started)
+
+    async def step(self, completion: Completion) -> list[Message]:
+        """Apply one assistant turn; return the observation (tool results) it produced."""
+        if self.done:
+            raise RuntimeError("episode is over; start a new one")
+        ep = self.episode
+        ep.turns += 1
+        ep.usage.add_call(completion)
+        if completion.completion_token_ids is not None:
+            if ep.turn_tokens is None:
+                ep.turn_tokens = []
+            ep.turn_tokens.append(
+                TurnTokens(
+                    prompt_token_ids=completion.prompt_token_ids,
+                    completion_token_ids=completion.completion_token_ids,
+                    logprobs=completion.logprobs,
+                )
+            )
+        message = completion.message
+        self._append(message)
+        observation: list[Message] = []
+        if not message.tool_calls:
+            if not self.env.has_final_tool:
+                ep.answer = message.content
+                ep.submitted = True
+            self._end("terminated")
+            return observation
+        for call in message.tool_calls:
+            result, submission = await self.toolkit.call(call)
+            ep.tool_calls.append(result)
+            reply = Message(
+                role="tool", content=result.content, tool_call_id=call.id, name=call.name
+            )
+            self._append(reply)
+            observation.append(reply)
+            if submission is not None:
+                ep.answer = submission.answer
+                ep.submitted = True
+                self._end("terminated")
+                return observation  # the first accepted submission ends the episode
+        self._check_limits()
+        return observation
+
+    def _check_limits(self) -> None:
+        limits = self.limits
+        usage = self.episode.usage
+        if limits.max_total_tokens is not None and usage.total_tokens >= limits.max_total_tokens:
+            self.truncate("max_tokens")
+        elif self.episode.turns >= limits.max_turns:
+            self.truncate("max_turns")
+        else:
+            left = self.seconds_left()
+            if left is not None and left <= 0:
+                self.truncate("time_limit")
+
+    def truncate(self, reason: Truncation) -> None:
+        self.episode.truncation = reason
+        self._end("truncated")
+
+    def fail(self, error: str) -> None:
+        self.episode.error = error
+        self._end("error")
+
+    def _end(self, outcome: Outcome) -> None:
+        self.done = True
+        self.episode.outcome = outcome
+        self.episode.wall_time_s = time.perf_counter() - self.started
+
+    async def finish(self) -> Episode:
+        """Score the episode (unless it errored) and return the record."""
+        if not self.done:
+            raise RuntimeError("finish() before the episode ended")
+        ep = self.episode
+        if ep.outcome != "error":
+            ep.verdict = await self.env.score_async(self.task, ep)
+        ep.wall_time_s = time.perf_counter() - self.started
+        return ep
+
+
+async def run_episode(
+    env: Environment,
+    task: Task,
+    policy: Policy,
+    *,
+    seed: int = 0,
+    epoch: int = 0,
+    split: str = "",
+) -> Episode:
+    """Play one task to the end with the policy's model.
+
+    A `ModelError` propagates (the runner decides about retries, symmetrically for every arm);
+    anything the model *says* is handled inside the episode and never raises.
+    """
+    import asyncio
+
+    driver = EpisodeDriver(env, task, policy, seed=seed, epoch=epoch, split=split)
+    model = policy.model_for(task, env)
+    sampling = policy.sampling.with_seed(seed)
+    specs = driver.toolkit.specs
+    while not driver.done:
+        left = driver.seconds_left()
+        try:
+            if left is None:
+                completion = await model.complete(driver.messages, specs, sampling)
+            else:
+                completion = await asyncio.wait_for(
+                    model.complete(driver.messages, specs, sampling), max(left, 0.0)
+                )
+        except TimeoutError:
+            driver.truncate("time_limit")
+            break
+        except ModelError:
+            raise
+        await driver.step(completion)
+    return await driver.finish()

@@ -1,0 +1,66 @@
+"""Model providers, chosen by the prefix of a `provider/name` model string."""
+
+from __future__ import annotations
+
+from workgym.models.base import (
+    Completion,
+    ConfigError,
+    Model,
+    ModelError,
+    Sampling,
+    TaskAwareModel,
+    Usage,
+)
+
+__all__ = [
+    "Completion",
+    "ConfigError",
+    "Model",
+    "ModelError",
+    "Sampling",
+    "TaskAwareModel",
+    "Usage",
+    "get_model",
+]
+
+PROVIDERS = ("openai", "hf", "scripted")
+
+
+def get_model(
+    ref: Model | TaskAwareModel | str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+) -> Model | TaskAwareModel:
+    """Resolve `openai/<model>`, `hf/<path>` or `scripted/<name>`; pass model objects through."""
+    if not isinstance(ref, str):
+        return ref
+    provider, sep, name = ref.partition("/")
+    if not sep or not name:
+        raise ConfigError(
+            f"model {ref!r} has no provider: write openai/<model>, hf/<path> or scripted/<name>"
+        )
+    if provider == "openai":
+        from workgym.models.openai import OpenAIModel
+
+        return OpenAIModel(name, base_url=base_url, api_key=api_key)
+    if provider == "scripted":
+        from workgym.models.scripted import get_scripted
+
+        return get_scripted(name)
+    if provider == "hf":
+        import importlib
+
+        try:
+            hf = importlib.import_module("workgym.models.hf")
+        except ImportError as exc:
+            raise ConfigError(
+                f"hf/ models need the [train] extra ({exc}): "
+                "pip install torch==2.13.0 && pip install 'workgym[train]'"
+            ) from exc
+        model: Model = hf.HFModel(name)
+        return model
+    raise ConfigError(
+        f"unknown model provider {provider!r} in {ref!r}: use one of "
+        + ", ".join(f"{p}/..." for p in PROVIDERS)
+    )
