@@ -7,7 +7,11 @@ from workgym.tasks import SealedSplitError, SplitSpec, Task, TaskSet
 
 def make(n_families: int = 40, per: int = 3) -> TaskSet:
     return TaskSet(
-        [Task(family=f"f{f}", prompt=f"q{f}-{i}", answer=i) for f in range(n_families) for i in range(per)]
+        [
+            Task(family=f"f{f}", prompt=f"q{f}-{i}", answer=i)
+            for f in range(n_families)
+            for i in range(per)
+        ]
     )
 
 
@@ -73,7 +77,7 @@ def test_jsonl_roundtrip_and_errors(tmp_path) -> None:
     back = TaskSet.from_jsonl(tmp_path / "t.jsonl")
     assert back.content_hash() == ts.content_hash()
     (tmp_path / "bad.jsonl").write_text('{"family": "f", "prompt": "x"}\n{oops\n')
-    with pytest.raises(ValueError, match="bad.jsonl:2"):
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2"):
         TaskSet.from_jsonl(tmp_path / "bad.jsonl")
     with pytest.raises(ValueError, match="duplicate task id"):
         TaskSet([Task(id="x", family="f", prompt="a"), Task(id="x", family="g", prompt="b")])

@@ -6,9 +6,8 @@ import time
 import pytest
 
 import workgym as wg
-from workgym.tools import Ctx, Toolkit, ToolError
-
 from conftest import call
+from workgym.tools import Ctx, ToolError, Toolkit
 
 
 @wg.tool
@@ -150,7 +149,7 @@ def test_output_is_capped_with_a_note() -> None:
 
 
 def test_final_tool_returns_the_submission() -> None:
-    result, sub = run(kit(submit), call("submit", answer=7))
+    _result, sub = run(kit(submit), call("submit", answer=7))
     assert sub is not None and sub.answer == 7
     _, sub = run(kit(submit), call("submit", answer="7"))
     assert sub is None  # an invalid submission does not end the episode

@@ -17,7 +17,9 @@ def const(name: str, reward: float, success: bool, status: Status = Status.ok) -
 
 
 def test_weighted_sum_normalises_and_names_subscores() -> None:
-    v = WeightedSum([(3, const("a", 1.0, True)), (1, const("b", 0.0, False))], threshold=0.75)(TASK, None)
+    v = WeightedSum([(3, const("a", 1.0, True)), (1, const("b", 0.0, False))], threshold=0.75)(
+        TASK, None
+    )
     assert v.reward == 0.75 and v.success
     assert v.subscores == {"a": 1.0, "b": 0.0}
     assert v.flags == ["a-flag", "b-flag"]
@@ -44,6 +46,11 @@ def test_verifier_error_is_not_trainable() -> None:
     assert not Verdict(status=Status.verifier_error).trainable
     assert Verdict.wrong().trainable
     assert set(Status) == {
-        Status.ok, Status.no_answer, Status.parse_error, Status.timeout,
-        Status.agent_error, Status.forbidden_action, Status.verifier_error,
+        Status.ok,
+        Status.no_answer,
+        Status.parse_error,
+        Status.timeout,
+        Status.agent_error,
+        Status.forbidden_action,
+        Status.verifier_error,
     }

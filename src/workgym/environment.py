@@ -168,6 +168,11 @@ class Environment:
         from workgym import __version__
 
         cls = type(self)
+        if "<locals>" in cls.__qualname__:
+            raise TypeError(
+                f"{cls.__qualname__} is defined inside a function, so load() could not import "
+                "it back; define the environment class at module level"
+            )
         return {
             "format": MANIFEST_FORMAT,
             "id": self.id,

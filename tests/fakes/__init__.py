@@ -1,0 +1,1 @@
+"""Test doubles that stand in for things outside the process (model servers), named as such."""
