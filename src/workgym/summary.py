@@ -2,12 +2,12 @@
 
 Errored episodes count as failures (reward 0) in the mean, and are reported separately: a run
 that errs a lot must look worse, not smaller. The confidence interval treats the task as the unit
-(epochs of one task are averaged first), because epochs of one task are not independent.
+(epochs of one task are averaged first), because epochs of one task are not independent;
+the interval is a t interval over task means (workgym.certify.stats.mean_ci).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -94,10 +94,15 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         roles.update(usage.get("by_role") or {})
     if n == 0:
         return Summary(epochs=epochs, **header)
+    from workgym.certify import stats  # scipy: imported only when a summary is asked for
+
     task_means = [sum(x for x, _ in v) / len(v) for v in per_task.values()]
-    mean = sum(task_means) / len(task_means)
     m = len(task_means)
-    se = math.sqrt(sum((x - mean) ** 2 for x in task_means) / (m * (m - 1))) if m > 1 else 0.0
+    if m > 1:
+        est = stats.mean_ci(task_means)
+        mean, se, ci95 = est.mean, est.se, (est.lower, est.upper)
+    else:
+        mean, se, ci95 = task_means[0], 0.0, (task_means[0], task_means[0])
     successes = sum(s for v in per_task.values() for _, s in v)
     summary = Summary(
         n_tasks=m,
@@ -105,7 +110,7 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         epochs=epochs,
         mean_reward=mean,
         se=se,
-        ci95=(mean - 1.96 * se, mean + 1.96 * se),
+        ci95=ci95,
         success_rate=successes / n,
         tokens_per_task=tokens / n,
         tokens_by_role={k: v / n for k, v in sorted(roles.items())},
@@ -117,19 +122,10 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         **header,
     )
     if epochs > 1:
-        summary.pass_hat_k, summary.pass_at_k = _pass_k(per_task, epochs)
+        full = [v for v in per_task.values() if len(v) >= epochs]
+        if full:
+            pk = stats.pass_k_summary(
+                [len(v) for v in full], [sum(ok for _, ok in v) for v in full], epochs
+            )
+            summary.pass_hat_k, summary.pass_at_k = pk.pass_hat_k, pk.pass_at_k
     return summary
-
-
-def _pass_k(per_task: dict[str, list[tuple[float, bool]]], k: int) -> tuple[float, float]:
-    """Unbiased pass^k = C(c,k)/C(n,k) and pass@k = 1 - C(n-c,k)/C(n,k), averaged over tasks."""
-    hat, at = [], []
-    for v in per_task.values():
-        n, c = len(v), sum(s for _, s in v)
-        if n < k:
-            continue
-        hat.append(math.comb(c, k) / math.comb(n, k))
-        at.append(1 - math.comb(n - c, k) / math.comb(n, k))
-    if not hat:
-        return 0.0, 0.0
-    return sum(hat) / len(hat), sum(at) / len(at)

@@ -1,0 +1,57 @@
+"""The certificate's statistics: paired tests, non-inferiority, pass@k and power.
+
+See ``shared/design/CERTIFICATE.md`` for the recipe these serve. Import from the submodules
+(:mod:`workgym.certify.stats`, :mod:`workgym.certify.bootstrap`) or from here.
+"""
+
+from workgym.certify._core import (
+    Alternative,
+    IntersectionUnion,
+    McNemarResult,
+    MeanEstimate,
+    NonInferiority,
+    PairedTest,
+    PassK,
+    SignFlipResult,
+)
+from workgym.certify.bootstrap import cluster_bootstrap_ci, paired_bootstrap, sign_flip_test
+from workgym.certify.stats import (
+    clustered_mean_ci,
+    intersection_union,
+    mcnemar_exact,
+    mcnemar_test,
+    mean_ci,
+    minimum_detectable_effect,
+    non_inferiority,
+    non_inferiority_sample_size,
+    paired_t_test,
+    pass_at_k,
+    pass_hat_k,
+    pass_k_summary,
+)
+
+__all__ = [
+    "Alternative",
+    "IntersectionUnion",
+    "McNemarResult",
+    "MeanEstimate",
+    "NonInferiority",
+    "PairedTest",
+    "PassK",
+    "SignFlipResult",
+    "cluster_bootstrap_ci",
+    "clustered_mean_ci",
+    "intersection_union",
+    "mcnemar_exact",
+    "mcnemar_test",
+    "mean_ci",
+    "minimum_detectable_effect",
+    "non_inferiority",
+    "non_inferiority_sample_size",
+    "paired_bootstrap",
+    "paired_t_test",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_k_summary",
+    "sign_flip_test",
+]
