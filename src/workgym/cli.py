@@ -132,6 +132,21 @@ def check(
     out.print(f"next: workgym eval {env} --model openai/<model> --base-url <url> --split dev")
 
 
+# Commands that live with the feature they drive. Each module exposes `register(app)` and keeps
+# its heavy imports inside the command functions, so `workgym --help` stays fast.
+COMMAND_MODULES: list[str] = []
+
+
+def _register_feature_commands() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+_register_feature_commands()
+
+
 def main() -> None:
     """Entry point: user mistakes become one-line errors that say what to do."""
     try:
