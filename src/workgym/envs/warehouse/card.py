@@ -1,0 +1,132 @@
+"""The schema card: everything generators may know about a warehouse, as pydantic models.
+
+Generators see only the card, never the source, so it carries what task families bind their
+slots from (real top values, ranges, keys, join paths) and what awkward variants need (null
+rates, string shapes, sentinels, near-duplicate keys, orphan counts). It is written next to the
+snapshot as `schema_card.json` and names the snapshot it describes by fingerprint digest.
+
+Values are JSON scalars: integers and booleans as themselves, decimals and floats as numbers,
+everything else (dates, timestamps, strings, uuids) as the text DuckDB prints for them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Scalar = bool | int | float | str | None
+ColumnRole = Literal["measure", "dimension", "time", "identifier"]
+TableRole = Literal["fact", "dimension", "bridge"]
+
+CARD_FILE = "schema_card.json"
+
+
+class ValueCount(BaseModel):
+    value: Scalar
+    count: int
+
+
+class ColumnCard(BaseModel):
+    name: str
+    type: str
+    family: str
+    source_type: str
+    comment: str | None = None
+    role: ColumnRole = "dimension"
+    null_count: int
+    null_rate: float
+    distinct_count: int
+    min: Scalar = None
+    max: Scalar = None
+    mean: float | None = None
+    quantiles: dict[str, float] | None = None  # numerics: p01 .. p99
+    top_values: list[ValueCount] = Field(default_factory=list)
+    samples: list[Scalar] = Field(default_factory=list)
+    # String-shape classes -> rows (only classes that occur): numeric_text, date_iso, date_slash,
+    # date_named_month, padded, inner_spaces, case_space_variant, empty, sentinel.
+    shapes: dict[str, int] = Field(default_factory=dict)
+    sentinels: list[ValueCount] = Field(default_factory=list)
+    variants: list[list[str]] = Field(default_factory=list)  # spellings of one normalized value
+    free_text: bool = False  # most values contain spaces: prose, never a key
+    encoding: str | None = None  # "hhmm": integer clock times such as 517 for 05:17
+
+
+class KeyCard(BaseModel):
+    """Columns that identify rows. `source` says whether the source declared it."""
+
+    columns: list[str]
+    source: Literal["declared", "data"]
+    duplicate_rows: int = 0  # rows beyond the first for each repeated key value
+    null_rows: int = 0
+
+
+class ForeignKeyCard(BaseModel):
+    table: str
+    columns: list[str]
+    ref_table: str
+    ref_columns: list[str]
+    source: Literal["declared", "inferred"]
+    evidence: Literal["declared", "name", "values", "sibling"]
+    coverage: float  # share of distinct non-null values found in the referenced key
+    row_coverage: float  # share of non-null rows whose value is found
+    orphan_values: int
+    orphan_rows: int
+
+
+class TableCard(BaseModel):
+    name: str
+    kind: str = "table"
+    comment: str | None = None
+    role: TableRole = "fact"
+    rows: int
+    source_rows: int
+    sample_fraction: float | None = None
+    columns: list[ColumnCard]
+    keys: list[KeyCard] = Field(default_factory=list)  # declared keys, then unique on the data
+    near_keys: list[KeyCard] = Field(default_factory=list)  # unique but for a few duplicates
+
+    def single_keys(self) -> set[str]:
+        """Columns that alone identify rows (declared, or unique and non-NULL on the data)."""
+        return {
+            k.columns[0]
+            for k in self.keys
+            if len(k.columns) == 1 and (k.source == "declared" or k.duplicate_rows == 0)
+        }
+
+    def column(self, name: str) -> ColumnCard:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"no column {name!r} in {self.name}; have {[c.name for c in self.columns]}")
+
+
+class SchemaCard(BaseModel):
+    version: int = 1
+    source: str
+    snapshot_digest: str
+    tables: list[TableCard]
+    foreign_keys: list[ForeignKeyCard] = Field(default_factory=list)
+    issues: list[str] = Field(default_factory=list)
+
+    def table(self, name: str) -> TableCard:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(f"no table {name!r} in the card; have {[t.name for t in self.tables]}")
+
+    def save(self, path: str | Path) -> Path:
+        """Write JSON to `path` (a directory gets `schema_card.json`); return the file path."""
+        target = Path(path)
+        if target.is_dir():
+            target = target / CARD_FILE
+        target.write_text(self.model_dump_json(indent=2) + "\n")
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> SchemaCard:
+        source = Path(path)
+        if source.is_dir():
+            source = source / CARD_FILE
+        return cls.model_validate_json(source.read_text())
