@@ -1,0 +1,300 @@
+"""Read-only proof #2: run one statement in an engine session that cannot write.
+
+Every query gets a fresh connection, a time limit and a row cap; errors and timeouts come back as
+statuses, never as rows. Each engine is locked down by its own means, so this layer holds even
+when the parser guard (`sql_guard`, proof #1) is bypassed:
+
+- DuckDB: file opened `read_only`, `enable_external_access=false` (no files, no ATTACH of other
+  files, no extension loading), TimeZone pinned to UTC and then `lock_configuration=true`, and
+  DuckDB's own parser must see exactly one SELECT. Timeout: `interrupt()` from a timer thread.
+- SQLite: URI `mode=ro`, an authorizer that allows only reads (no PRAGMA, ATTACH, writes or
+  transactions), one statement per `execute`. Timeout: a progress handler.
+- PostgreSQL (psycopg 3, imported lazily): `default_transaction_read_only=on` and a READ ONLY
+  transaction that is always rolled back, the statement prepared server-side (one statement only),
+  `statement_timeout`. Point it at a SELECT-only role for the third layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import quote
+
+import duckdb
+from pydantic import BaseModel, Field
+
+from workgym.verifiers.sql_guard import Engine, check_read_only
+
+ExecStatus = Literal["ok", "error", "timeout", "forbidden", "parse_error"]
+
+# Every DuckDB session in this process must use the same config: DuckDB shares one instance per
+# file and refuses a second connection with a different one.
+DUCKDB_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
+_UTC = ("UTC", "Etc/UTC")
+
+
+class SqlResult(BaseModel):
+    """What one read-only query returned: rows, or a status that says why there are none."""
+
+    status: ExecStatus
+    columns: list[str] = Field(default_factory=list)
+    rows: list[tuple[Any, ...]] = Field(default_factory=list)
+    truncated: bool = False
+    elapsed_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text[:300]
+
+
+def open_duckdb(path: str | Path) -> Any:
+    """A read-only, locked-down DuckDB session on `path`, TimeZone pinned to UTC."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no DuckDB file at {path}: pass the path of an existing database")
+    con = duckdb.connect(str(path), read_only=True, config=DUCKDB_CONFIG)
+    try:
+        con.execute("SET GLOBAL TimeZone = 'UTC'")
+        con.execute("SET GLOBAL lock_configuration = true")
+    except duckdb.Error:
+        # Another session of this process already locked the shared instance: check its pins.
+        pins = con.execute(
+            "SELECT current_setting('TimeZone'), current_setting('lock_configuration'),"
+            " current_setting('enable_external_access')"
+        ).fetchone()
+        if pins is None or pins[0] not in _UTC or not pins[1] or pins[2]:
+            con.close()
+            raise RuntimeError(
+                f"DuckDB file {path} is already open in this process without the read-only pins;"
+                " open it only through workgym.verifiers.sql_exec"
+            ) from None
+    return con
+
+
+@contextlib.contextmanager
+def hold_open(databases: Iterable[str | Path]) -> Iterator[None]:
+    """Keep one idle pinned session per DuckDB file open for the duration of the block.
+
+    Every query still gets its own fresh connection, but DuckDB then reuses the open database
+    instance (read-only, configuration locked) instead of loading the file again: about 1 ms per
+    connection instead of about 30. Files that are not DuckDB databases are skipped.
+    """
+    anchors = []
+    try:
+        for database in databases:
+            with contextlib.suppress(duckdb.Error, OSError, RuntimeError):
+                anchors.append(open_duckdb(database))
+        yield
+    finally:
+        for con in anchors:
+            con.close()
+
+
+def _duckdb(sql: str, path: str | Path, timeout_s: float, max_rows: int) -> SqlResult:
+    start = time.perf_counter()
+    try:
+        con = open_duckdb(path)
+    except (duckdb.Error, OSError, RuntimeError) as err:
+        return SqlResult(status="error", error=_one_line(err))
+    timer = threading.Timer(timeout_s, con.interrupt)
+    try:
+        try:
+            statements = con.extract_statements(sql)
+        except duckdb.Error as err:
+            return SqlResult(status="error", error=_one_line(err), elapsed_s=_since(start))
+        if len(statements) != 1:
+            return SqlResult(
+                status="forbidden",
+                error=f"engine refused: one SELECT statement only, got {len(statements)}",
+            )
+        kind = statements[0].type
+        if kind != duckdb.StatementType.SELECT:
+            return SqlResult(
+                status="forbidden", error=f"engine refused: {kind.name} is not a SELECT"
+            )
+        timer.start()
+        cur = con.execute(statements[0])
+        columns = [d[0] for d in cur.description or []]
+        rows = cur.fetchmany(max_rows + 1)
+        return _rows(columns, rows, max_rows, start)
+    except duckdb.InterruptException:
+        return _timeout(timeout_s, start)
+    except duckdb.Error as err:
+        return SqlResult(status=_classify(err), error=_one_line(err), elapsed_s=_since(start))
+    finally:
+        timer.cancel()
+        con.close()
+
+
+# Authorizer action codes a pure read needs; everything else (PRAGMA, ATTACH, writes,
+# transactions, temp objects) is denied by the engine itself.
+_SQLITE_READS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, 33}
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK if action in _SQLITE_READS else sqlite3.SQLITE_DENY
+
+
+def _sqlite(sql: str, path: str | Path, timeout_s: float, max_rows: int) -> SqlResult:
+    start = time.perf_counter()
+    if not Path(path).is_file():
+        return SqlResult(status="error", error=f"no SQLite file at {path}")
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as err:
+        return SqlResult(status="error", error=_one_line(err))
+    deadline = time.monotonic() + timeout_s
+    try:
+        con.execute("PRAGMA query_only = ON")
+        con.set_authorizer(_sqlite_authorizer)
+        con.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        cur = con.execute(sql)
+        if cur.description is None:
+            return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+        columns = [d[0] for d in cur.description]
+        rows = cur.fetchmany(max_rows + 1)
+        return _rows(columns, rows, max_rows, start)
+    except (sqlite3.Error, sqlite3.Warning) as err:
+        if time.monotonic() > deadline and "interrupt" in str(err).lower():
+            return _timeout(timeout_s, start)
+        return SqlResult(status=_classify(err), error=_one_line(err), elapsed_s=_since(start))
+    finally:
+        con.close()
+
+
+def _psycopg() -> Any:
+    try:
+        return importlib.import_module("psycopg")
+    except ImportError:
+        raise RuntimeError("PostgreSQL needs psycopg 3: pip install 'workgym[postgres]'") from None
+
+
+def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int) -> SqlResult:
+    psycopg = _psycopg()
+    start = time.perf_counter()
+    ms = max(1, int(timeout_s * 1000))
+    options = (
+        f"-c default_transaction_read_only=on -c statement_timeout={ms} -c lock_timeout={ms}"
+        f" -c idle_in_transaction_session_timeout={2 * ms + 1000} -c TimeZone=UTC"
+    )
+    try:
+        con = psycopg.connect(
+            dsn, autocommit=False, options=options, connect_timeout=max(2, int(timeout_s) + 1)
+        )
+    except psycopg.Error as err:
+        return SqlResult(status="error", error=_one_line(err))
+    try:
+        con.execute("SET TRANSACTION READ ONLY")
+        cur = con.cursor()
+        # Prepared server-side: the server refuses more than one statement.
+        cur.execute(sql, prepare=True)
+        if cur.description is None:
+            return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+        columns = [d.name for d in cur.description]
+        rows = [tuple(r) for r in cur.fetchmany(max_rows + 1)]
+        return _rows(columns, rows, max_rows, start)
+    except psycopg.errors.QueryCanceled:
+        return _timeout(timeout_s, start)
+    except psycopg.errors.ReadOnlySqlTransaction as err:
+        return SqlResult(status="forbidden", error=_one_line(err), elapsed_s=_since(start))
+    except psycopg.errors.InsufficientPrivilege as err:
+        return SqlResult(status="forbidden", error=_one_line(err), elapsed_s=_since(start))
+    except psycopg.Error as err:
+        return SqlResult(status="error", error=_one_line(err), elapsed_s=_since(start))
+    finally:
+        with contextlib.suppress(Exception):
+            con.close()  # never committed: anything the statement did is rolled back
+
+
+# Engine messages that mean "the session refused to do this", as opposed to a wrong query.
+_REFUSALS = (
+    "read-only",
+    "readonly",
+    "configuration has been locked",
+    "disabled by configuration",
+    "disabled through configuration",
+    "not authorized",
+    "authorization denied",
+    "one statement at a time",
+)
+
+
+def _classify(err: BaseException) -> ExecStatus:
+    if isinstance(err, duckdb.PermissionException):
+        return "forbidden"
+    text = str(err).lower()
+    return "forbidden" if any(word in text for word in _REFUSALS) else "error"
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+def _timeout(timeout_s: float, start: float) -> SqlResult:
+    return SqlResult(
+        status="timeout",
+        error=f"query stopped after the {timeout_s:g} s limit; make it cheaper",
+        elapsed_s=_since(start),
+    )
+
+
+def _rows(columns: list[str], rows: list[Any], max_rows: int, start: float) -> SqlResult:
+    truncated = len(rows) > max_rows
+    return SqlResult(
+        status="ok",
+        columns=columns,
+        rows=[tuple(r) for r in rows[:max_rows]],
+        truncated=truncated,
+        elapsed_s=_since(start),
+    )
+
+
+def execute_sql(
+    sql: str,
+    database: str | Path,
+    *,
+    engine: Engine = "duckdb",
+    timeout_s: float = 5.0,
+    max_rows: int = 50,
+    guard: bool = True,
+) -> SqlResult:
+    """Run one read-only statement on `database` (a file path, or a DSN for PostgreSQL).
+
+    `guard=False` skips the parser check; only tests use it, to prove the engine layer alone.
+    At most `max_rows` rows come back; `truncated` says there were more.
+    """
+    if timeout_s <= 0 or max_rows < 0:
+        raise ValueError("timeout_s must be positive and max_rows non-negative")
+    if guard:
+        verdict = check_read_only(sql, engine)
+        if not verdict.ok:
+            status: ExecStatus = "parse_error" if verdict.kind == "parse_error" else "forbidden"
+            return SqlResult(status=status, error=verdict.reason)
+    if engine == "duckdb":
+        return _duckdb(sql, database, timeout_s, max_rows)
+    if engine == "sqlite":
+        return _sqlite(sql, database, timeout_s, max_rows)
+    if engine == "postgres":
+        return _postgres(sql, str(database), timeout_s, max_rows)
+    raise ValueError(f"unknown engine {engine!r}: use duckdb, sqlite or postgres")
