@@ -2,7 +2,7 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,warehouse
+EXTRAS ?= dev,warehouse,postgres
 
 .PHONY: demo test lint typecheck install clean
 
