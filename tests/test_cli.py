@@ -32,7 +32,7 @@ def test_check_passes_on_the_toy(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "check.json").read_text())
-    assert report["passed"] and len(report["items"]) == 3
+    assert report["passed"] and len(report["items"]) == 6
     assert "next: workgym eval" in result.output
 
 

@@ -27,7 +27,9 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(message: str) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise SystemExit(2)
 
 
@@ -40,8 +42,12 @@ def envs() -> None:
     """List the registered environments."""
     table = Table("id", "version", "tasks", "train/dev/test")
     for env_id, factory in registered().items():
-        env = factory()
-        record = env.taskset.split_record()["tasks"]
+        try:
+            env = factory()
+            record = env.taskset.split_record()["tasks"]
+        except ConfigError as exc:  # e.g. a suite whose extra is not installed
+            table.add_row(env_id, "-", "-", f"unavailable: {exc}")
+            continue
         table.add_row(
             env_id, env.version, str(len(env.taskset)), "/".join(str(v) for v in record.values())
         )
@@ -65,10 +71,21 @@ def eval_cmd(
     max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
     playbook: Annotated[Path | None, typer.Option(help="playbook file to render")] = None,
     progress: bool = True,
+    executor: Annotated[str, typer.Option(help="asyncio (this process) or ray")] = "asyncio",
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (auto, ray://...); none: start one")
+    ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: CPUs)")] = None,
 ) -> None:
     """Evaluate a model on a split; re-running the same command resumes the run."""
+    from workgym.executors import Executor, resolve_executor
     from workgym.runner import eval_async
 
+    if executor == "asyncio" and (address is not None or workers is not None):
+        _fail("--address and --workers are for --executor ray; add --executor ray")
+    runner: str | Executor = executor
+    if executor != "asyncio":
+        runner = resolve_executor(executor, address=address, workers=workers)
     text = None
     if playbook is not None:
         if not playbook.exists():
@@ -90,6 +107,7 @@ def eval_cmd(
             sampling=sampling,
             playbook=text,
             progress=progress,
+            executor=runner,
         )
     )
     run.summary().print(out)
@@ -134,7 +152,16 @@ def check(
 
 # Commands that live with the feature they drive. Each module exposes `register(app)` and keeps
 # its heavy imports inside the command functions, so `workgym --help` stays fast.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "workgym.train.cli",
+    "workgym.certify.cli",
+    "workgym.viewer.cli",
+    "workgym.guards.cli",
+    "workgym.envs.warehouse.cli",
+    "workgym.swarm.cli",
+    "workgym.envs.warehouse.investigate.cli",
+    "workgym.serve.cli",
+]
 
 
 def _register_feature_commands() -> None:

@@ -86,6 +86,64 @@ class Environment:
         call = ToolCall(id="oracle_0", name=final.name, arguments=args)
         return [Message(role="assistant", tool_calls=[call])]
 
+    # -- guard hooks (GUARDS.md): how probes, baselines and the audit see this environment -----
+    # Every hook has a default that works for a single-answer environment; override the ones
+    # your verifier's semantics need. `workgym attack ENV` reports what it could not attack.
+
+    guard_tags: ClassVar[frozenset[str]] = frozenset()
+    """Declared verifier semantics, beyond what workgym infers from the tools (`final_answer`,
+    `tools`): e.g. `sql_answer`, `tool_calls`, `state`, `conclusion`, `judge`. Probes declare
+    which tags they attack; see workgym.guards.capabilities."""
+
+    baseline_thresholds: ClassVar[dict[str, float]] = {}
+    """Per-environment ceilings for baseline rewards (`null`, `constant`, `enumerating`,
+    `random`), overriding the defaults in workgym.guards.baselines."""
+
+    def submit(self, task: Task, answer: Any, text: str = "") -> list[Message]:
+        """Assistant turns that submit `answer` as the final answer (with optional prose).
+
+        Probes and baselines use this to play an arbitrary answer through the real tools. The
+        default calls the single-argument final tool, or, without a final tool, replies with the
+        answer as text (the text is then the answer).
+        """
+        final = self.final_tool
+        if final is None:
+            body = answer if isinstance(answer, str) else json.dumps(answer, default=str)
+            content = f"{text}\n\n{body}" if text else body
+            return [Message(role="assistant", content=content)]
+        if len(final.params) != 1:
+            raise NotImplementedError(
+                f"{type(self).__name__}'s final tool takes {len(final.params)} arguments; "
+                "implement submit(task, answer, text) so probes can play answers"
+            )
+        args = json.dumps({final.params[0]: answer}, default=str)
+        call = ToolCall(id="submit_0", name=final.name, arguments=args)
+        return [Message(role="assistant", content=text, tool_calls=[call])]
+
+    def wrong_answer(self, task: Task) -> Any:
+        """A plausible wrong answer for `task` (probes: injection, fake verdict, two answers).
+
+        The default is another task's gold answer, preferring tasks of the same kind (the family
+        key up to its first '/'), that differs from this task's; None when there is none.
+        Override with a near miss (a neighbouring query's result) when you have one.
+        """
+        mine = canonical_json(task.answer)
+        kind = task.family.split("/", 1)[0]
+        fallback: Any = None
+        for other in self.taskset:
+            if other.id == task.id or canonical_json(other.answer) == mine:
+                continue
+            if other.family.split("/", 1)[0] == kind:
+                return other.answer
+            if fallback is None:
+                fallback = other.answer
+        return fallback
+
+    def audit_flags(self, task: Task, episode: Any) -> list[str]:
+        """Environment-specific audit flags (canaries seen, state diffs that contradict a claim),
+        added to the generic ones of workgym.guards.audit. Must be cheap and never raise."""
+        return []
+
     def data_hash(self) -> str:
         """Hash of data the tools read besides the tasks (a snapshot); part of the identity."""
         return ""
@@ -124,11 +182,12 @@ class Environment:
     def score(self, task: Task, episode: Any) -> Verdict:
         """verify() behind the guards every environment needs.
 
-        No submission when one is required is `no_answer` (or `timeout`) without asking the
-        verifier; a verifier that raises yields `verifier_error`, which is counted and masked
-        out of training, never a silent zero.
+        No submission when one is required, or an episode cut by a limit before the agent
+        answered, is `no_answer` (or `timeout`) without asking the verifier; a verifier that
+        raises yields `verifier_error`, which is counted and masked out of training, never a
+        silent zero.
         """
-        if self.has_final_tool and not episode.submitted:
+        if not episode.submitted and (self.has_final_tool or episode.outcome == "truncated"):
             status = Status.timeout if episode.truncation == "time_limit" else Status.no_answer
             return Verdict(reward=0.0, success=False, status=status)
         try:
@@ -210,15 +269,46 @@ def register(cls: E) -> E:
     return cls
 
 
-def registered() -> dict[str, Callable[[], Environment]]:
-    """Built-in environments plus those other packages declare (entry point group
-    `workgym.environments`)."""
-    import workgym.envs.toy  # noqa: F401  (registers the built-in toy environment)
+# Built-in environments by id, imported only when one is asked for: `workgym envs` must not
+# import FastAPI or reasoning-gym, and a suite whose extra is missing must not break the rest.
+BUILTIN: dict[str, str] = {
+    "workgym/toy-shop": "workgym.envs.toy:ToyShop",
+    "workgym/toy-rules": "workgym.train.playbook.toyrules:ToyRules",
+    "workgym/ops-api": "workgym.envs.ops_api.env:OpsApi",
+    "workgym/docstore": "workgym.envs.docstore.env:DocStore",
+    "suites/reasoning": "workgym.certify.suites.reasoning:ReasoningSuite",
+    "suites/bfcl": "workgym.certify.suites.bfcl:BFCLSuite",
+    "suites/bfcl-full": "workgym.certify.suites.bfcl:BFCLSuiteFull",
+    "suites/ifeval": "workgym.certify.suites.ifeval:IFEvalSuite",
+}
 
+
+def _lazy(entry: str) -> Callable[[], Environment]:
+    def make() -> Environment:
+        module_name, _, qualname = entry.partition(":")
+        try:
+            cls: Any = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigError(
+                f"{entry} cannot be imported ({exc}); install the extra it needs "
+                "(see `pip install 'workgym[suites]'` for suites/*)"
+            ) from exc
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        env: Environment = cls()
+        return env
+
+    return make
+
+
+def registered() -> dict[str, Callable[[], Environment]]:
+    """Built-in environments, those registered with @register in this process, and those other
+    packages declare (entry point group `workgym.environments`); factories import lazily."""
+    found: dict[str, Callable[[], Environment]] = {k: _lazy(v) for k, v in BUILTIN.items()}
+    found.update(_REGISTRY)
     for ep in entry_points(group="workgym.environments"):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
-    return dict(sorted(_REGISTRY.items()))
+        found.setdefault(ep.name, ep.load)
+    return dict(sorted(found.items()))
 
 
 def load(ref: str | Path) -> Environment:

@@ -8,13 +8,15 @@ implementation: there is exactly one place where tool calls are executed and lim
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from workgym.guards.audit import audit
 from workgym.messages import Message
-from workgym.models.base import Completion, ModelError, message_tokens
+from workgym.models.base import Completion, Model, ModelError, Sampling, message_tokens
 from workgym.tools import ToolResult
 from workgym.verdict import Verdict
 
@@ -62,6 +64,28 @@ class TurnTokens(BaseModel):
     logprobs: list[float] | None = None
 
 
+class AgentRecord(BaseModel):
+    """One agent's share of an episode that several agents played (a team, `workgym.swarm`).
+
+    `usage` counts that agent's own model calls only, so the episode's `usage` is the exact sum
+    over its agents and every token is counted once. `transcript` is the agent's own
+    conversation, bounded (`transcript_dropped` messages left out); it is empty for the agent
+    whose conversation is the episode's `messages`.
+    """
+
+    name: str
+    role: str
+    model: str = ""
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    turns: int = 0
+    outcome: Outcome | None = None
+    answer: Any = None
+    submitted: bool = False
+    selected: bool = False
+    transcript: list[Message] = Field(default_factory=list)
+    transcript_dropped: int = 0
+
+
 class Episode(BaseModel):
     """Everything that happened in one episode; one line of episodes.jsonl."""
 
@@ -88,6 +112,7 @@ class Episode(BaseModel):
     truncation: Truncation | None = None
     error: str | None = None
     started_at: str = ""
+    agents: list[AgentRecord] | None = None  # None: one agent played (see AgentRecord)
     # The tools' final state, for verifiers that compare state; never written to disk.
     state: Any = Field(default=None, exclude=True)
 
@@ -221,6 +246,7 @@ class EpisodeDriver:
         ep = self.episode
         if ep.outcome != "error":
             ep.verdict = await self.env.score_async(self.task, ep)
+        ep.flags = audit(self.env, self.task, ep)  # GUARDS.md: every episode is audited
         ep.wall_time_s = time.perf_counter() - self.started
         return ep
 
@@ -234,16 +260,43 @@ async def run_episode(
     epoch: int = 0,
     split: str = "",
 ) -> Episode:
-    """Play one task to the end with the policy's model.
+    """Play one task to the end with the policy (`Policy.play`) and return the scored record.
 
     A `ModelError` propagates (the runner decides about retries, symmetrically for every arm);
     anything the model *says* is handled inside the episode and never raises.
     """
+    return await policy.play(env, task, seed=seed, epoch=epoch, split=split)
+
+
+async def play_alone(
+    env: Environment,
+    task: Task,
+    policy: Policy,
+    *,
+    seed: int = 0,
+    epoch: int = 0,
+    split: str = "",
+) -> Episode:
+    """The single-agent episode: the policy's model plays the task, then it is scored."""
+    driver = EpisodeDriver(env, task, policy, seed=seed, epoch=epoch, split=split)
+    await drive(driver, policy.model_for(task, env), policy.sampling.with_seed(seed))
+    return await driver.finish()
+
+
+async def drive(
+    driver: EpisodeDriver,
+    model: Model,
+    sampling: Sampling,
+    *,
+    stop: Callable[[], Truncation | None] | None = None,
+) -> None:
+    """Call the model and step the driver until the episode ends; scoring is `finish()`'s job.
+
+    `stop` is a caller's own limit, checked after every turn (a team's token budget): when it
+    names a reason, the episode is truncated with it.
+    """
     import asyncio
 
-    driver = EpisodeDriver(env, task, policy, seed=seed, epoch=epoch, split=split)
-    model = policy.model_for(task, env)
-    sampling = policy.sampling.with_seed(seed)
     specs = driver.toolkit.specs
     while not driver.done:
         left = driver.seconds_left()
@@ -260,4 +313,7 @@ async def run_episode(
         except ModelError:
             raise
         await driver.step(completion)
-    return await driver.finish()
+        if stop is not None and not driver.done:
+            reason = stop()
+            if reason is not None:
+                driver.truncate(reason)

@@ -2,12 +2,17 @@
 
 Its identity is a hash of those parts, so two runs with the same hash are the same agent and a
 run directory can refuse to mix episodes of different agents.
+
+`Policy.play` is how a policy acts on one task; every episode (eval, training rollouts,
+certificates) goes through it. By default one agent plays; a `Team` (several agents, e.g. a
+swarm from `workgym.swarm`) in the model slot plays instead, with the policy's system prompt,
+playbook and sampling, so every consumer of a Policy accepts a team unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from workgym.messages import Message
 from workgym.models import get_model
@@ -16,15 +21,33 @@ from workgym.tasks import canonical_json
 
 if TYPE_CHECKING:
     from workgym.environment import Environment
+    from workgym.episode import Episode
     from workgym.tasks import Task
 
 PLAYBOOK_HEADER = "## Playbook (strategies learned in this job)"
 
 
+@runtime_checkable
+class Team(Protocol):
+    """Several agents that play one episode together; goes where a Policy's model goes.
+
+    `play` must return one scored Episode whose `usage` is the exact sum of its agents' usage
+    (see `workgym.episode.AgentRecord`); `describe()` is part of the policy's identity.
+    """
+
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def play(
+        self, policy: Policy, env: Environment, task: Task, *, seed: int, epoch: int, split: str
+    ) -> Episode: ...
+
+
 class Policy:
     def __init__(
         self,
-        model: Model | TaskAwareModel | str,
+        model: Model | TaskAwareModel | Team | str,
         *,
         system_prompt: str = "",
         playbook: str | None = None,
@@ -32,7 +55,12 @@ class Policy:
         base_url: str | None = None,
         api_key: str | None = None,
     ) -> None:
-        self.model = get_model(model, base_url=base_url, api_key=api_key)
+        self.model: Model | TaskAwareModel | Team = (
+            model
+            if isinstance(model, Team)
+            else get_model(model, base_url=base_url, api_key=api_key)
+        )
+        self.team = self.model if isinstance(self.model, Team) else None
         self.system_prompt = system_prompt
         self.playbook = playbook
         self.sampling = sampling or Sampling()
@@ -43,12 +71,15 @@ class Policy:
         return self.model.name
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "model": self.model.name,
             "system_prompt": self.system_prompt,
             "playbook": self.playbook,
             "sampling": self.sampling.model_dump(exclude={"seed"}),
         }
+        if self.team is not None:
+            out["team"] = self.team.describe()
+        return out
 
     def system_text(self, env: Environment) -> str:
         parts = [env.instructions, self.system_prompt]
@@ -64,6 +95,22 @@ class Policy:
 
     def model_for(self, task: Task, env: Environment) -> Model:
         """The model that plays this episode; test doubles get a per-episode instance."""
+        if self.team is not None:
+            raise TypeError(f"{self.model.name} is a team: it plays through Policy.play")
         if isinstance(self.model, TaskAwareModel):
             return self.model.for_task(task, env)
-        return self.model
+        return cast(Model, self.model)
+
+    async def play(
+        self, env: Environment, task: Task, *, seed: int = 0, epoch: int = 0, split: str = ""
+    ) -> Episode:
+        """Play one task to the end and return the scored Episode.
+
+        One agent (the model) by default; a Team in the model slot plays it instead. Override
+        this in a subclass to change how a policy acts: `run_episode` and the runner call it.
+        """
+        if self.team is not None:
+            return await self.team.play(self, env, task, seed=seed, epoch=epoch, split=split)
+        from workgym.episode import play_alone
+
+        return await play_alone(env, task, self, seed=seed, epoch=epoch, split=split)

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -31,6 +31,9 @@ from workgym.policy import Policy
 from workgym.runs import RunDir, RunSpec
 from workgym.summary import Summary, summarize
 from workgym.tasks import Task
+
+if TYPE_CHECKING:
+    from workgym.executors.base import Executor
 
 
 def episode_seed(run_seed: int, task_id: str, epoch: int) -> int:
@@ -131,8 +134,19 @@ async def eval_async(
     sampling: Sampling | None = None,
     system_prompt: str = "",
     playbook: str | None = None,
+    forced: list[str] | None = None,
+    executor: str | Executor = "asyncio",
+    address: str | None = None,
 ) -> Run:
-    """Evaluate a policy (or a model with a default policy) on a split; resumes `out`."""
+    """Evaluate a policy (or a model with a default policy) on a split; resumes `out`.
+
+    `forced` names the gates a caller overrode (e.g. ``["admission"]`` for an environment that
+    has not passed `workgym check`); it is written into run.json so the override stays visible.
+    `executor="ray"` (with an optional Ray `address`) plays the episodes on a Ray cluster while
+    this process still writes the run directory; see workgym.executors.
+    """
+    if address is not None and executor == "asyncio":
+        raise ValueError("address is for executor='ray'; pass executor='ray' or drop address")
     environment = env if isinstance(env, Environment) else load(env)
     if policy is None:
         if model is None:
@@ -163,6 +177,7 @@ async def eval_async(
         n_tasks=len(tasks),
         limits=environment.limits.model_dump(),
         split_spec=environment.taskset.split_spec.model_dump(),
+        forced=sorted(forced or []),
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
@@ -171,6 +186,22 @@ async def eval_async(
     _install_speed_text()
     try:
         with _Progress(progress, total, total - len(todo), f"eval {environment.id}") as bar:
+            if executor != "asyncio":
+                await _dispatch(
+                    executor,
+                    address,
+                    environment,
+                    policy,
+                    split,
+                    seed,
+                    todo,
+                    run_dir,
+                    bar,
+                    concurrency,
+                    max_retries,
+                    retry_backoff_s,
+                )
+                return Run(run_dir)
             await _drive(
                 environment,
                 policy,
@@ -218,6 +249,31 @@ async def _drive(
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         raise
+
+
+async def _dispatch(
+    executor: str | Executor,
+    address: str | None,
+    env: Environment,
+    policy: Policy,
+    split: str,
+    seed: int,
+    todo: list[tuple[Task, int]],
+    run_dir: RunDir,
+    bar: _Progress,
+    concurrency: int,
+    max_retries: int,
+    retry_backoff_s: float,
+) -> None:
+    """Hand the unfinished episodes to another executor; this process stays the only writer."""
+    from workgym.executors import Job, resolve_executor
+
+    def record(episode: Episode) -> None:
+        run_dir.append(episode)
+        bar.advance(episode.outcome == "error")
+
+    job = Job(env, policy, split, seed, todo, concurrency, max_retries, retry_backoff_s)
+    await resolve_executor(executor, address=address).run(job, record)
 
 
 async def _attempt(

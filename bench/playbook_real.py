@@ -1,0 +1,242 @@
+"""The full playbook comparison against a real model, on any OpenAI-compatible endpoint.
+
+    python bench/playbook_real.py --base-url http://127.0.0.1:8000/v1 --model qwen2.5-7b-instruct \
+        [--reflector-model NAME] [--baseline-model NAME ...] [--env workgym/toy-shop] \
+        [--budget-tokens 2000000] [--epochs 3] [--out runs/playbook-real]
+
+1. Train a playbook (`workgym train playbook`): untrained baselines and checkpoints are scored on
+   dev-select; the train split feeds the loop; the test split stays sealed.
+2. Held out: every untrained baseline and the trained playbook run on the test split, K epochs
+   each, with the same seeds and sampling.
+3. Statistics (workgym.certify.stats): the paired gain of the playbook over the best untrained
+   agent (chosen on dev, before the test split is opened) with its one-sided CI, p and the
+   minimum detectable effect; and "matches the best untrained agent at X% of its tokens" as a
+   non-inferiority test with a margin fixed in advance, amortised over training tokens, with the
+   break-even number of tasks.
+
+Prints the numbers and writes comparison.json; asserts nothing. Without a model endpoint it cannot
+run (tests drive it against a local fake server only to check its plumbing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from statistics import fmean, stdev
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+import workgym.train.playbook.toyrules  # noqa: F401  (registers workgym/toy-rules)
+from workgym.certify.stats import minimum_detectable_effect, paired_t_test
+from workgym.environment import Environment, load
+from workgym.models import get_model
+from workgym.models.base import Model, Sampling
+from workgym.policy import Policy
+from workgym.runner import eval_async
+from workgym.train.playbook.api import resolve_reflector, train_playbook_async
+from workgym.train.playbook.config import TrainConfig
+from workgym.train.playbook.report import token_efficiency
+from workgym.train.playbook.scoring import Baseline
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. .../v1")
+    p.add_argument("--api-key", default=None)
+    p.add_argument("--model", required=True, help="the agent's model name on that endpoint")
+    p.add_argument("--reflector-model", default=None, help="default: the agent's model")
+    p.add_argument("--reflector-base-url", default=None, help="default: --base-url")
+    p.add_argument(
+        "--baseline-model",
+        action="append",
+        default=[],
+        help="another untrained agent to compare with (repeatable)",
+    )
+    p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
+    p.add_argument("--out", type=Path, default=Path("runs/playbook-real"))
+    p.add_argument("--epochs", type=int, default=3, help="K epochs per test task and arm")
+    p.add_argument("--budget-tokens", type=int, default=None)
+    p.add_argument("--max-iterations", type=int, default=None)
+    p.add_argument("--max-epochs", type=int, default=3)
+    p.add_argument("--group-size", type=int, default=5)
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--dev-k", type=int, default=3)
+    p.add_argument("--gate-tasks", type=int, default=8)
+    p.add_argument("--train-temperature", type=float, default=0.7)
+    p.add_argument("--test-temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=None, help="per agent call")
+    p.add_argument("--margin", type=float, default=0.05, help="non-inferiority margin")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--no-progress", action="store_true")
+    return p.parse_args(argv)
+
+
+def openai_name(name: str) -> str:
+    return name if name.startswith("openai/") else f"openai/{name}"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+async def held_out(
+    env: Environment, arms: dict[str, Policy], args: argparse.Namespace
+) -> dict[str, dict[str, Any]]:
+    """Each arm on the test split: per-task mean reward, tokens per task, in task order."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, policy in arms.items():
+        run = await eval_async(
+            env,
+            policy=policy,
+            split="test",
+            epochs=args.epochs,
+            seed=args.seed + 1,
+            out=args.out / "test" / slug(name),
+            concurrency=args.concurrency,
+            progress=not args.no_progress,
+        )
+        rewards: dict[str, list[float]] = defaultdict(list)
+        tokens: list[int] = []
+        families: dict[str, str] = {}
+        for r in run.dir.records():
+            rewards[r["task_id"]].append(float((r.get("verdict") or {}).get("reward", 0.0)))
+            usage = r.get("usage") or {}
+            tokens.append(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
+            families[r["task_id"]] = r["family"]
+        ids = sorted(rewards)
+        out[name] = {
+            "tasks": ids,
+            "families": [families[t] for t in ids],
+            "scores": [fmean(rewards[t]) for t in ids],
+            "tokens_per_task": fmean(tokens) if tokens else 0.0,
+            "episodes": len(tokens),
+            "run": str(run.path),
+        }
+    return out
+
+
+async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    env = load(args.env)
+    agent = get_model(openai_name(args.model), base_url=args.base_url, api_key=args.api_key)
+    reflector: Model = resolve_reflector(
+        openai_name(args.reflector_model or args.model),
+        base_url=args.reflector_base_url or args.base_url,
+        api_key=args.api_key,
+    )
+    others = [
+        get_model(openai_name(b), base_url=args.base_url, api_key=args.api_key)
+        for b in args.baseline_model
+    ]
+    baselines = [Baseline(f"untrained {m.name}", m) for m in [agent, *others]]
+    cfg = TrainConfig(
+        seed=args.seed,
+        group_size=args.group_size,
+        batch_size=args.batch_size,
+        dev_k=args.dev_k,
+        gate_tasks=args.gate_tasks,
+        max_epochs=args.max_epochs,
+        max_iterations=args.max_iterations,
+        budget_tokens=args.budget_tokens,
+        temperature=args.train_temperature,
+        max_tokens=args.max_tokens,
+        ni_margin=args.margin,
+        concurrency=args.concurrency,
+    )
+    console.rule(f"1. train a playbook for {agent.name} on {env.id}")
+    result = await train_playbook_async(
+        env, agent, out=args.out / "train", reflector=reflector, config=cfg, baselines=baselines
+    )
+    console.print(
+        f"stopped ({result.stop_reason}) after {result.iterations} iterations; "
+        f"{len(result.accepted)} deltas accepted; training tokens "
+        f"{result.ledger.training_tokens:,}; playbook: {result.playbook_path}"
+    )
+    dev = result.report["baselines"]
+    best_dev = max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"]
+    sampling = Sampling(temperature=args.test_temperature, max_tokens=args.max_tokens)
+    arms = {b.name: Policy(b.model, sampling=sampling) for b in baselines}
+    trained = f"trained playbook ({result.playbook.hash[:12]})"
+    arms[trained] = Policy(agent, playbook=result.playbook.render() or None, sampling=sampling)
+    console.rule("2. held-out: every arm on the test split, same seeds")
+    scores = await held_out(env, arms, args)
+    cand, base = scores[trained], scores[best_dev]
+    if cand["tasks"] != base["tasks"] or len(cand["tasks"]) < 2:
+        raise SystemExit("the arms did not finish the same test tasks (need 2+); re-run to resume")
+    clustered = len(set(cand["families"])) >= 2
+    gain = paired_t_test(
+        cand["scores"], base["scores"], "greater", clusters=cand["families"] if clustered else None
+    )
+    diffs = [c - b for c, b in zip(cand["scores"], base["scores"], strict=True)]
+    mde = minimum_detectable_effect(stdev(diffs), len(diffs))
+    eff = token_efficiency(
+        candidate=trained,
+        baseline=best_dev,
+        candidate_scores=cand["scores"],
+        baseline_scores=base["scores"],
+        candidate_tpt=cand["tokens_per_task"],
+        baseline_tpt=base["tokens_per_task"],
+        training_tokens=result.ledger.training_tokens,
+        margin=args.margin,
+        where="held-out test split",
+        clusters=cand["families"] if clustered else None,
+    )
+    table = Table("arm", "test reward", "tokens/task", title=f"{env.id}: held-out test split")
+    for name, s in scores.items():
+        table.add_row(name, f"{fmean(s['scores']):.3f}", f"{s['tokens_per_task']:.0f}")
+    console.rule("3. statistics")
+    console.print(table)
+    lo = "-inf" if math.isinf(gain.lower) else f"{gain.lower:+.3f}"
+    console.print(
+        f"gain over {best_dev} (best untrained on dev): {gain.diff:+.3f}, one-sided 95% CI "
+        f"[{lo}, +inf), p={gain.p_value:.4f}, n={gain.n} tasks ({gain.method}); minimum "
+        f"detectable effect {mde:.3f}" + ("  [underpowered]" if mde > abs(gain.diff) else ""),
+        highlight=False,
+    )
+    console.print(f"token-matched: {eff.statement}", highlight=False)
+    summary = {
+        "env": env.id,
+        "model": agent.name,
+        "reflector": reflector.name,
+        "train": {
+            "out": str(result.out),
+            "stop_reason": result.stop_reason,
+            "iterations": result.iterations,
+            "accepted": result.accepted,
+            "training_tokens": result.ledger.training_tokens,
+            "playbook": str(result.playbook_path),
+        },
+        "best_untrained_on_dev": best_dev,
+        "held_out": scores,
+        "gain": {
+            "diff": gain.diff,
+            "lower": gain.lower,
+            "p_value": gain.p_value,
+            "n": gain.n,
+            "method": gain.method,
+            "mde": mde,
+        },
+        "token_efficiency": eff.model_dump(mode="json"),
+    }
+    path = args.out / "comparison.json"
+    path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    console.print(f"written: {path}")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    asyncio.run(run(args, Console()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

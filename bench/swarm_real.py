@@ -1,0 +1,284 @@
+"""The full swarm-vs-single study against a real model, on any OpenAI-compatible endpoint.
+
+    python bench/swarm_real.py --base-url http://127.0.0.1:8000/v1 --model qwen2.5-7b-instruct \
+        [--swarm attempts|roles] [--n 5] [--select vote|judge] [--env workgym/toy-shop] \
+        [--split test] [--epochs 1] [--ks 2,4] [--no-train] [--out runs/swarm-real]
+
+The question (shared/design/PLAYBOOK.md, Swarms): does a trained swarm beat the untrained swarm,
+and does it beat one trained agent once its cost is counted?
+
+1. Train (unless --no-train) one playbook for the single agent and one for the swarm (a section
+   per role for a role swarm) with `workgym train playbook`: train split, dev selects, test sealed.
+2. Held out (--split, default test), K epochs, same seeds for every arm: the single agent, the
+   single agent as self-consistency with k attempts (--ks: the baseline's cost line), the swarm,
+   and the single agent given the swarm's measured budget per task (Attempts with
+   budget_tokens=B, vote: the cost-matched baseline) — untrained, and trained when trained.
+3. `workgym compare` on each question: reward at matched cost and cost at matched reward with
+   paired 95% CIs, printed, with compare.json and compare.png per question, and
+   swarm_study.json with the answers.
+
+Prints numbers; asserts nothing. Without a model endpoint it cannot run (a test drives it against
+a local fake HTTP server only to check its plumbing; those numbers are not results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+import workgym.train.playbook.toyrules  # noqa: F401  (registers workgym/toy-rules)
+from workgym.environment import Environment, load
+from workgym.models import get_model
+from workgym.models.base import Model, Sampling
+from workgym.policy import Policy, Team
+from workgym.runner import Run, eval_async
+from workgym.swarm import Attempts, Roles
+from workgym.swarm.cli import render
+from workgym.swarm.compare import Comparison, compare
+from workgym.swarm.plots import frontier_png
+from workgym.train.playbook.api import resolve_reflector, train_playbook_async
+from workgym.train.playbook.config import TrainConfig
+from workgym.train.playbook.entries import DEFAULT_SECTIONS
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. .../v1")
+    p.add_argument("--api-key", default=None)
+    p.add_argument("--model", required=True, help="the agents' model name on that endpoint")
+    p.add_argument("--reflector-model", default=None, help="default: the agents' model")
+    p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
+    p.add_argument("--swarm", choices=("attempts", "roles"), default="attempts")
+    p.add_argument("--n", type=int, default=5, help="attempts of an attempts swarm")
+    p.add_argument("--select", choices=("vote", "judge"), default="vote")
+    p.add_argument("--split", default="test", help="held-out split the arms are compared on")
+    p.add_argument("--limit", type=int, default=None, help="first N tasks of that split")
+    p.add_argument("--epochs", type=int, default=1, help="K epochs per task and arm")
+    p.add_argument("--ks", default="2,4", help="self-consistency sizes for the baseline line")
+    p.add_argument("--max-attempts", type=int, default=32, help="cap of the budget baseline")
+    p.add_argument("--temperature", type=float, default=0.7, help="every agent's sampling")
+    p.add_argument("--max-tokens", type=int, default=None, help="per model call")
+    p.add_argument("--no-train", action="store_true", help="compare untrained agents only")
+    p.add_argument("--budget-tokens", type=int, default=None, help="per training run")
+    p.add_argument("--max-iterations", type=int, default=None)
+    p.add_argument("--max-epochs", type=int, default=2)
+    p.add_argument("--group-size", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=6)
+    p.add_argument("--dev-k", type=int, default=2)
+    p.add_argument("--gate-tasks", type=int, default=6)
+    p.add_argument("--tolerance", type=float, default=0.10, help="matched-cost tolerance")
+    p.add_argument("--margin", type=float, default=0.05, help="matched-reward margin")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--out", type=Path, default=Path("runs/swarm-real"))
+    p.add_argument("--no-progress", action="store_true")
+    return p.parse_args(argv)
+
+
+def openai_name(name: str) -> str:
+    return name if name.startswith("openai/") else f"openai/{name}"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@+-]+", "_", text)
+
+
+def make_team(agent: Model, args: argparse.Namespace) -> Team:
+    if args.swarm == "roles":
+        return Roles(agent)
+    judge = agent if args.select == "judge" else None
+    return Attempts(agent, n=args.n, select=args.select, judge_model=judge)
+
+
+async def train(
+    env: Environment,
+    who: Model | Team,
+    out: Path,
+    reflector: Model,
+    sections: tuple[str, ...],
+    args: argparse.Namespace,
+    console: Console,
+) -> str | None:
+    cfg = TrainConfig(
+        seed=args.seed,
+        group_size=args.group_size,
+        batch_size=args.batch_size,
+        dev_k=args.dev_k,
+        gate_tasks=args.gate_tasks,
+        max_epochs=args.max_epochs,
+        max_iterations=args.max_iterations,
+        budget_tokens=args.budget_tokens,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        sections=sections,
+        concurrency=args.concurrency,
+    )
+    result = await train_playbook_async(env, who, out=out, reflector=reflector, config=cfg)
+    console.print(
+        f"{who.name}: stopped ({result.stop_reason}) after {result.iterations} iterations, "
+        f"{len(result.accepted)} deltas accepted, {result.ledger.training_tokens:,} training "
+        f"tokens; playbook {result.playbook_path}",
+        highlight=False,
+    )
+    return result.playbook.render() or None
+
+
+async def held_out(name: str, policy: Policy, args: argparse.Namespace) -> Run:
+    return await eval_async(
+        args.env_obj,
+        policy=policy,
+        split=args.split,
+        epochs=args.epochs,
+        seed=args.seed + 1,
+        limit=args.limit,
+        out=args.out / "held_out" / slug(name),
+        concurrency=args.concurrency,
+        progress=not args.no_progress,
+    )
+
+
+def tokens_per_task(run: Run) -> float:
+    return run.summary().tokens_per_task
+
+
+def question(
+    title: str,
+    targets: list[Run],
+    line: list[Run],
+    args: argparse.Namespace,
+    console: Console,
+) -> Comparison:
+    console.rule(title)
+    comp = compare(
+        [r.path for r in targets],
+        baseline=[r.path for r in line],
+        tolerance=args.tolerance,
+        margin=args.margin,
+    )
+    folder = args.out / "compare" / slug(title.split(":")[0])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "compare.json").write_text(comp.model_dump_json(indent=2) + "\n")
+    png = frontier_png(comp, folder / "compare.png")
+    render(comp, console)
+    console.print(f"written: {folder / 'compare.json'}, {png}")
+    return comp
+
+
+async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    env = args.env_obj = load(args.env)
+    agent = get_model(openai_name(args.model), base_url=args.base_url, api_key=args.api_key)
+    assert isinstance(agent, Model)
+    reflector = resolve_reflector(
+        openai_name(args.reflector_model or args.model),
+        base_url=args.base_url,
+        api_key=args.api_key,
+    )
+    sampling = Sampling(temperature=args.temperature, max_tokens=args.max_tokens)
+    team = make_team(agent, args)
+    playbooks: dict[str, str | None] = {}
+    if not args.no_train:
+        console.rule(f"1. train playbooks on {env.id} (train split; dev selects; test sealed)")
+        playbooks["single"] = await train(
+            env, agent, args.out / "train" / "single", reflector, DEFAULT_SECTIONS, args, console
+        )
+        sections = team.sections() if isinstance(team, Roles) else DEFAULT_SECTIONS
+        playbooks["swarm"] = await train(
+            env, team, args.out / "train" / "swarm", reflector, sections, args, console
+        )
+    console.rule(f"2. held out: every arm on the {args.split} split, same seeds")
+    ks = [int(k) for k in args.ks.split(",") if k.strip()]
+    runs: dict[str, Run] = {}
+    stages = [("", None, None)]
+    if not args.no_train:
+        stages.append(("+pb", playbooks["single"], playbooks["swarm"]))
+    for suffix, pb_single, pb_swarm in stages:
+        runs[f"single{suffix}"] = await held_out(
+            f"single{suffix}", Policy(agent, playbook=pb_single, sampling=sampling), args
+        )
+        for k in ks:
+            runs[f"single{suffix}-sc{k}"] = await held_out(
+                f"single{suffix}-sc{k}",
+                Policy(Attempts(agent, n=k), playbook=pb_single, sampling=sampling),
+                args,
+            )
+        runs[f"swarm{suffix}"] = await held_out(
+            f"swarm{suffix}", Policy(team, playbook=pb_swarm, sampling=sampling), args
+        )
+        budget = max(1, round(tokens_per_task(runs[f"swarm{suffix}"])))
+        matched = Attempts(agent, n=args.max_attempts, budget_tokens=budget)
+        runs[f"single{suffix}@swarm"] = await held_out(
+            f"single{suffix}@swarm", Policy(matched, playbook=pb_single, sampling=sampling), args
+        )
+    console.rule("3. comparisons at equal cost")
+    answers: dict[str, Any] = {}
+    untrained_line = [runs["single"], *(runs[f"single-sc{k}"] for k in ks), runs["single@swarm"]]
+    comp = question(
+        "untrained: swarm vs one agent at equal cost",
+        [runs["swarm"]],
+        untrained_line,
+        args,
+        console,
+    )
+    answers["untrained_swarm_vs_single"] = _answer(comp)
+    if not args.no_train:
+        trained_line = [
+            runs["single+pb"],
+            *(runs[f"single+pb-sc{k}"] for k in ks),
+            runs["single+pb@swarm"],
+        ]
+        comp = question(
+            "trained: swarm vs one trained agent at equal cost",
+            [runs["swarm+pb"]],
+            trained_line,
+            args,
+            console,
+        )
+        answers["trained_swarm_vs_trained_single"] = _answer(comp)
+        comp = question(
+            "training: trained swarm vs untrained swarm",
+            [runs["swarm+pb"]],
+            [runs["swarm"]],
+            args,
+            console,
+        )
+        answers["trained_swarm_vs_untrained_swarm"] = _answer(comp)
+    summary = {
+        "env": env.id,
+        "model": agent.name,
+        "swarm": team.describe(),
+        "split": args.split,
+        "epochs": args.epochs,
+        "runs": {name: str(r.path) for name, r in runs.items()},
+        "playbooks": playbooks,
+        "answers": answers,
+    }
+    path = args.out / "swarm_study.json"
+    path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    console.print(f"written: {path}")
+    return summary
+
+
+def _answer(comp: Comparison) -> dict[str, Any]:
+    return {
+        "matched_cost": [m.model_dump(mode="json") for m in comp.matched_cost],
+        "matched_reward": [m.model_dump(mode="json") for m in comp.matched_reward],
+        "pairwise": [p.model_dump(mode="json") for p in comp.pairwise],
+        "verdicts": [m.verdict for m in [*comp.matched_cost, *comp.matched_reward]],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    asyncio.run(run(args, Console()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

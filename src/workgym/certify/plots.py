@@ -1,0 +1,98 @@
+"""The certificate's plots, as base64 PNG strings to embed in one self-contained HTML file.
+
+Matplotlib with the Agg backend (no display needed) and no timestamp metadata in the PNG, so the
+same certificate renders to the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from workgym.certify.schema import Certificate, Comparison
+
+BASE = "#4e79a7"
+CAND = "#e15759"
+
+
+def _figure(width: float, height: float) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(width, height), dpi=100)
+    return fig, ax
+
+
+def _png(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def difference_histogram(d: Sequence[float], mean: float, lower: float | None) -> str:
+    """Per-item differences (candidate - baseline): where the gain comes from, and how spread."""
+    import numpy as np
+
+    fig, ax = _figure(6.4, 3.4)
+    values = np.asarray(d, dtype=float)
+    span = max(1.0, float(np.abs(values).max()) if values.size else 1.0)
+    bins = np.linspace(-span, span, 21)
+    ax.hist(values, bins=bins, color="#9c9c9c", edgecolor="white")
+    ax.axvline(0.0, color="black", linewidth=1)
+    ax.axvline(mean, color=CAND, linewidth=2, label=f"mean {mean:+.3f}")
+    if lower is not None:
+        ax.axvline(lower, color=CAND, linewidth=1.5, linestyle="--", label=f"lower {lower:+.3f}")
+    ax.set_xlabel("per-item difference in reward (candidate - baseline)")
+    ax.set_ylabel("items")
+    ax.legend(frameon=False, loc="upper left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _png(fig)
+
+
+def _arm_point(comp: Comparison, arm: str) -> tuple[float, float, float]:
+    import numpy as np
+
+    means = np.array([getattr(i, arm).mean for i in comp.items])
+    se = float(means.std(ddof=1) / np.sqrt(means.size)) if means.size > 1 else 0.0
+    tokens = getattr(comp.cost, arm).tokens_per_task
+    return tokens, float(means.mean()), 1.96 * se
+
+
+def frontier(cert: Certificate) -> str:
+    """Reward against tokens per task, per arm, for the task and each suite (95% CI bars).
+
+    Up and to the left is better: more reward for fewer tokens. An arrow runs from the baseline
+    to the candidate of the same environment.
+    """
+    comps: list[tuple[str, Comparison]] = [("task", cert.task)]
+    comps += [(s.env.id, s) for s in cert.suites]
+    fig, axes = _figure(6.4, 3.6)
+    for label, comp in comps:
+        bx, by, be = _arm_point(comp, "baseline")
+        cx, cy, ce = _arm_point(comp, "candidate")
+        axes.annotate(
+            "",
+            xy=(cx, cy),
+            xytext=(bx, by),
+            arrowprops={"arrowstyle": "->", "color": "#bbbbbb", "linewidth": 1},
+        )
+        axes.errorbar([bx], [by], yerr=[be], fmt="o", color=BASE, capsize=3)
+        axes.errorbar([cx], [cy], yerr=[ce], fmt="s", color=CAND, capsize=3)
+        axes.annotate(label, (cx, cy), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    axes.plot([], [], "o", color=BASE, label="baseline")
+    axes.plot([], [], "s", color=CAND, label="candidate")
+    axes.set_xlabel("tokens per task (prompt + completion)")
+    axes.set_ylabel("mean reward")
+    axes.set_ylim(-0.05, 1.08)
+    axes.set_xlim(left=0)
+    axes.legend(frameon=False, loc="lower right")
+    axes.spines[["top", "right"]].set_visible(False)
+    return _png(fig)

@@ -1,0 +1,231 @@
+"""`suites/ifeval`: instruction following with verifiable constraints.
+
+A writing request plus one or two constraints that a program can check (word counts, keywords,
+JSON, bullet counts, case, commas, titles, paragraphs, placeholders, postscripts, quotes). The
+family is the combination of constraint kinds, so the cluster is "the same kind of instruction".
+Reward is 1 only when every constraint holds; each constraint is a subscore. No extra needed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from workgym.certify.suites.common import SUITE_SPLIT
+from workgym.certify.suites.ifeval_checks import Constraint, check, instruction
+from workgym.environment import Environment, Limits, register
+from workgym.messages import Message
+from workgym.tasks import Task, TaskSet
+from workgym.verdict import Status, Verdict
+
+TOPICS = [
+    "a note to a neighbour about a lost cat",
+    "a product description for a reusable water bottle",
+    "advice for someone starting to run",
+    "a short story about a lighthouse keeper",
+    "an explanation of how rainbows form",
+    "a review of a small neighbourhood bakery",
+    "instructions for planting tomatoes",
+    "a letter inviting friends to a picnic",
+    "a summary of why sleep matters",
+    "a welcome message for new library members",
+    "tips for keeping a tidy desk",
+    "a description of a walk in the mountains",
+    "an announcement of a community clean-up day",
+    "a pitch for a bicycle repair workshop",
+    "a thank-you note to a teacher",
+    "a guide to brewing green tea",
+]
+MIN_WORDS = 10
+KEYWORDS = ["harbor", "lantern", "meadow", "compass", "orchard", "velvet", "pebble", "summit"]
+FORBIDDEN = ["very", "really", "good", "thing", "nice", "great"]
+PHRASES = ["Is there anything else I can help with?", "Let me know if you have questions."]
+MARKERS = ["P.S.", "P.P.S."]
+# Filler for the oracle: none of these is a keyword, a forbidden word or contains a comma.
+_FILLER = (
+    "the",
+    "morning",
+    "light",
+    "falls",
+    "across",
+    "quiet",
+    "streets",
+    "while",
+    "people",
+    "walk",
+    "slowly",
+    "toward",
+    "their",
+    "work",
+    "and",
+    "small",
+    "birds",
+    "sing",
+    "above",
+    "open",
+    "windows",
+    "as",
+    "the",
+    "day",
+    "begins",
+    "with",
+    "calm",
+    "steady",
+    "purpose",
+)
+
+FAMILIES: list[tuple[str, ...]] = [
+    ("words_at_least",),
+    ("words_at_most",),
+    ("include_keywords",),
+    ("exclude_word",),
+    ("keyword_frequency",),
+    ("json_format",),
+    ("bullets",),
+    ("lowercase",),
+    ("uppercase",),
+    ("no_commas",),
+    ("end_with",),
+    ("title",),
+    ("paragraphs",),
+    ("placeholders",),
+    ("postscript",),
+    ("quotation",),
+    ("bullets", "lowercase"),
+    ("json_format", "include_keywords"),
+    ("title", "words_at_most"),
+    ("no_commas", "words_at_least"),
+    ("paragraphs", "keyword_frequency"),
+    ("uppercase", "exclude_word"),
+    ("placeholders", "postscript"),
+    ("quotation", "lowercase"),
+    ("end_with", "include_keywords"),
+    ("title", "bullets"),
+]
+
+
+def _params(kind: str, rng: random.Random) -> Constraint:
+    c: Constraint = {"kind": kind}
+    if kind == "words_at_least":
+        c["n"] = rng.choice([50, 80, 120])
+    elif kind == "words_at_most":
+        c["n"] = rng.choice([30, 45, 60])
+    elif kind == "include_keywords":
+        c["words"] = rng.sample(KEYWORDS, 2)
+    elif kind == "exclude_word":
+        c["word"] = rng.choice(FORBIDDEN)
+    elif kind == "keyword_frequency":
+        c["word"], c["n"] = rng.choice(KEYWORDS), rng.choice([2, 3, 4])
+    elif kind in ("bullets", "paragraphs"):
+        c["n"] = rng.choice([2, 3, 4, 5])
+    elif kind == "end_with":
+        c["phrase"] = rng.choice(PHRASES)
+    elif kind == "placeholders":
+        c["n"] = rng.choice([1, 2, 3])
+    elif kind == "postscript":
+        c["marker"] = rng.choice(MARKERS)
+    return c
+
+
+def build_tasks(per_family: int = 6, seed: int = 7) -> list[Task]:
+    tasks = []
+    for kinds in FAMILIES:
+        family = "+".join(kinds)
+        rng = random.Random(f"{seed}|{family}")
+        for i in range(per_family):
+            constraints = [_params(k, rng) for k in kinds]
+            topic = rng.choice(TOPICS)
+            prompt = f"Write {topic}. " + " ".join(instruction(c) for c in constraints)
+            tasks.append(
+                Task(
+                    id=f"ifeval-{family}-{i}",
+                    family=family,
+                    prompt=prompt,
+                    answer={"constraints": constraints},
+                    meta={"topic": topic},
+                )
+            )
+    return tasks
+
+
+def oracle_response(constraints: list[Constraint]) -> str:
+    """A reply that satisfies the constraints (for `workgym check`; never shown to agents)."""
+    by = {c["kind"]: c for c in constraints}
+    n = 40
+    if "words_at_least" in by:
+        n = by["words_at_least"]["n"] + 5
+    if "words_at_most" in by:
+        n = by["words_at_most"]["n"] - 12
+    tokens = [_FILLER[i % len(_FILLER)] for i in range(n)]
+    extra = list(by.get("include_keywords", {}).get("words", []))
+    if "keyword_frequency" in by:
+        extra += [by["keyword_frequency"]["word"]] * by["keyword_frequency"]["n"]
+    extra += [f"[name{i}]" for i in range(by.get("placeholders", {}).get("n", 0))]
+    for i, word in enumerate(extra):
+        tokens[(3 * i + 1) % len(tokens)] = word
+    parts = by.get("bullets", by.get("paragraphs", {"n": 1}))["n"]
+    size = -(-len(tokens) // parts)
+    chunks = [" ".join(tokens[i : i + size]) + "." for i in range(0, len(tokens), size)]
+    if "bullets" in by:
+        body = "\n".join(f"* {chunk}" for chunk in chunks)
+    else:
+        body = "\n\n***\n\n".join(chunks)
+    if "title" in by:
+        body = f"<<a calm morning>>\n\n{body}"
+    if "postscript" in by:
+        body += f"\n\n{by['postscript']['marker']} thank you for reading."
+    if "end_with" in by:
+        body += " " + by["end_with"]["phrase"]
+    if "json_format" in by:
+        body = json.dumps({"response": body})
+    if "quotation" in by:
+        body = f'"{body}"'
+    if "lowercase" in by:
+        body = body.lower()
+    if "uppercase" in by:
+        body = body.upper()
+    return body
+
+
+@register
+class IFEvalSuite(Environment):
+    """Follow writing instructions whose constraints a program can verify."""
+
+    id = "suites/ifeval"
+    version = "1"
+    tools = []
+    limits = Limits(max_turns=1)
+    instructions = "Follow the user's instructions exactly, including every formatting rule."
+
+    def tasks(self) -> TaskSet:
+        return TaskSet(build_tasks(), SUITE_SPLIT)
+
+    def verify(self, task: Task, episode: Any) -> Verdict:
+        text = episode.answer if isinstance(episode.answer, str) else ""
+        if not text.strip():
+            return Verdict.wrong(Status.no_answer)
+        if len(re.findall(r"\w+", text)) < MIN_WORDS:
+            # Negative constraints ("no commas", "at most 45 words", "avoid 'very'") are met by
+            # any near-empty reply (":"): every request here is a writing task, so a reply
+            # shorter than MIN_WORDS is not an attempt, whatever constraints it satisfies.
+            return Verdict.wrong(evidence={"failed": {"attempt": f"fewer than {MIN_WORDS} words"}})
+        subscores: dict[str, float] = {}
+        failed: dict[str, str] = {}
+        for c in task.answer["constraints"]:
+            ok, detail = check(text, c)
+            subscores[c["kind"]] = float(ok)
+            if not ok:
+                failed[c["kind"]] = detail
+        success = not failed
+        return Verdict(
+            reward=1.0 if success else 0.0,
+            success=success,
+            subscores=subscores,
+            evidence={"failed": failed} if failed else {},
+        )
+
+    def oracle(self, task: Task) -> list[Message]:
+        text = oracle_response(task.answer["constraints"])
+        return [Message(role="assistant", content=text)]

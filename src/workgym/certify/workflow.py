@@ -1,0 +1,272 @@
+"""`workgym certify`, step by step: admission, the look, the runs, the certificate.
+
+Order matters. Admission is checked before the test split is opened, so a refused environment
+costs no look. The look is recorded before any test episode runs, so an attempt abandoned halfway
+still counts. The frozen inputs are fixed before the first episode, and the certificate is built
+only from what the run directories hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workgym import __version__
+from workgym.certify import arms, looks
+from workgym.certify.certificate import Side, build, check_admission, env_record, policy_record
+from workgym.certify.certificate import write as write_certificate
+from workgym.certify.schema import Certificate, Frozen, PolicyRecord
+from workgym.environment import Environment, load
+from workgym.models.base import ConfigError
+from workgym.policy import Policy
+from workgym.runs import RunSpec, read_spec
+
+DEFAULT_SUITES = ("suites/reasoning", "suites/bfcl", "suites/ifeval")
+TEST = "test"
+
+
+@dataclass
+class Request:
+    """Everything `workgym certify` was asked; policies only for the ENV form."""
+
+    env: str | None = None
+    from_runs: list[Path] = field(default_factory=list)
+    baseline: Policy | None = None
+    candidate: Policy | None = None
+    suites: list[str] = field(default_factory=lambda: list(DEFAULT_SUITES))
+    epochs: int = 1
+    seed: int = 0
+    alpha: float = 0.05
+    margin: float = 0.05
+    margins: dict[str, float] = field(default_factory=dict)
+    limit: int | None = None
+    suite_limit: int | None = None
+    concurrency: int = 8
+    out: Path | None = None
+    force: bool = False
+    admission_dir: Path | None = None
+    looks_log: Path | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    progress: bool = True
+    n_resamples: int = 100_000
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def _items(env: Environment, limit: int | None) -> list[tuple[str, str]]:
+    tasks = env.taskset.split(TEST)
+    if limit is not None:
+        tasks = tasks[:limit]
+    if len(tasks) < 2:
+        raise ConfigError(
+            f"{env.id} has {len(tasks)} items in its test split; a certificate needs held-out "
+            "items (check the split fractions of the environment)"
+        )
+    return [(t.id, t.family) for t in tasks]
+
+
+@dataclass
+class _Arms:
+    """The two policies: given (ENV form) or rebuilt from run.json on demand (--from-runs)."""
+
+    baseline: PolicyRecord
+    candidate: PolicyRecord
+    given: tuple[Policy, Policy] | None
+    specs: tuple[RunSpec, RunSpec] | None
+    base_url: str | None
+    api_key: str | None
+
+    def policies(self) -> tuple[Policy, Policy]:
+        if self.given is not None:
+            return self.given
+        assert self.specs is not None
+        kw = {"base_url": self.base_url, "api_key": self.api_key}
+        return arms.policy_from_spec(self.specs[0], **kw), arms.policy_from_spec(
+            self.specs[1], **kw
+        )
+
+
+def _complete(run: Path, n: int, epochs: int) -> bool:
+    from workgym.certify.compare import episodes_digest
+
+    return (run / "episodes.jsonl").exists() and episodes_digest(run)[1] >= n * epochs
+
+
+async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
+    """Run what is missing and write certificate.json + certificate.html; return their paths."""
+    if req.from_runs:
+        env, ref, task_runs, suite_runs, pair = _from_runs(req)
+        epochs, seed, n_items = task_runs[2].epochs, task_runs[2].seed, task_runs[2].n_tasks
+        items = _items(env, n_items)
+        limit_used: int | None = n_items if n_items < len(env.taskset.split(TEST)) else None
+    else:
+        if not req.env or req.baseline is None or req.candidate is None:
+            raise ConfigError(
+                "give ENV with --baseline-model and --candidate-model, or --from-runs BASE CAND"
+            )
+        env, ref = load(req.env), req.env
+        pair = _Arms(
+            policy_record(req.baseline.describe(), req.baseline.hash),
+            policy_record(req.candidate.describe(), req.candidate.hash),
+            (req.baseline, req.candidate),
+            None,
+            req.base_url,
+            req.api_key,
+        )
+        epochs, seed = req.epochs, req.seed
+        items = _items(env, req.limit)
+        limit_used = req.limit
+        task_runs = None
+        suite_runs = {}
+    out = req.out or Path("certificates") / _slug(env.id)
+    admission, forced = check_admission(env, force=req.force, directory=req.admission_dir)
+    task_env = env_record(env, ref, TEST, items)
+    look = looks.record_look(
+        req.looks_log or looks.default_log(),
+        looks.Look(
+            at=looks.now(),
+            kind="certify",
+            env_id=env.id,
+            env_hash=task_env.hash,
+            split=TEST,
+            split_hash=task_env.split_hash,
+            baseline=pair.baseline.hash,
+            candidate=pair.candidate.hash,
+            out=str(out),
+        ),
+    )
+    if task_runs is not None:
+        b_run, c_run = task_runs[0], task_runs[1]
+    else:
+        b_run, c_run = out / "runs" / "task" / "baseline", out / "runs" / "task" / "candidate"
+    limit = len(items)
+    await _ensure(env, b_run, c_run, pair, limit, epochs, seed, forced, req)
+    sides = [Side(task_env, b_run, c_run, items)]
+    suite_ids = list(dict.fromkeys([*suite_runs, *req.suites]))
+    for suite_id in suite_ids:
+        suite_env = _load_suite(suite_id)
+        if suite_id in suite_runs:
+            sb, sc, s_n = suite_runs[suite_id]
+            s_items = _items(suite_env, s_n)
+        else:
+            s_items = _items(suite_env, req.suite_limit)
+            sb = out / "runs" / _slug(suite_id) / "baseline"
+            sc = out / "runs" / _slug(suite_id) / "candidate"
+        await _ensure(suite_env, sb, sc, pair, len(s_items), epochs, seed, forced, req)
+        sides.append(Side(env_record(suite_env, suite_id, TEST, s_items), sb, sc, s_items))
+    frozen = Frozen(
+        created_at=looks.now(),
+        workgym_version=__version__,
+        alpha=req.alpha,
+        epochs=epochs,
+        seed=seed,
+        task_margin=req.margin,
+        margins={s: req.margins.get(s, req.margin) for s in suite_ids},
+        limit=limit_used,
+        n_resamples=req.n_resamples,
+        baseline=pair.baseline,
+        candidate=pair.candidate,
+        admission=admission,
+        looks=look,
+        rules=_rules(),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    cert = build(frozen, sides[0], sides[1:], out)
+    json_path, html_path = write_certificate(cert, out)
+    return cert, json_path, html_path
+
+
+def _rules() -> list[str]:
+    from workgym.certify.certificate import RULES
+
+    return list(RULES)
+
+
+async def _ensure(
+    env: Environment,
+    b_run: Path,
+    c_run: Path,
+    pair: _Arms,
+    n: int,
+    epochs: int,
+    seed: int,
+    forced: list[str],
+    req: Request,
+) -> None:
+    """Run both arms on `env` unless both run directories are already complete."""
+    if _complete(b_run, n, epochs) and _complete(c_run, n, epochs):
+        return
+    baseline, candidate = pair.policies()
+    await arms.run_pair(
+        arms.Pair(env, TEST, b_run, c_run),
+        baseline,
+        candidate,
+        epochs=epochs,
+        seed=seed,
+        limit=n,
+        concurrency=req.concurrency,
+        forced=forced,
+        progress=req.progress,
+    )
+
+
+def _load_suite(suite_id: str) -> Environment:
+    import workgym.certify.suites  # noqa: F401  (registers the built-in suites)
+
+    return load(suite_id)
+
+
+def _from_runs(
+    req: Request,
+) -> tuple[
+    Environment,
+    str,
+    tuple[Path, Path, RunSpec],
+    dict[str, tuple[Path, Path, int]],
+    _Arms,
+]:
+    runs = list(req.from_runs)
+    if len(runs) < 2 or len(runs) % 2:
+        raise ConfigError(
+            "--from-runs takes pairs: BASE_RUN CAND_RUN for the task, then one pair per suite"
+        )
+    specs = [read_spec(r) for r in runs]
+    b_spec, c_spec = specs[0], specs[1]
+    for spec, run in zip(specs, runs, strict=True):
+        if spec.split != TEST:
+            raise ConfigError(
+                f"{run} ran split {spec.split!r}; a certificate compares runs on the test split"
+            )
+    for i in range(0, len(specs), 2):
+        b, c = specs[i], specs[i + 1]
+        if b.env_hash != c.env_hash or b.seed != c.seed or b.epochs != c.epochs:
+            raise ConfigError(
+                f"{runs[i]} and {runs[i + 1]} are not a pair: environment, seed and epochs must "
+                "be the same in both arms"
+            )
+        if b.n_tasks != c.n_tasks:
+            raise ConfigError(f"{runs[i]} and {runs[i + 1]} cover different numbers of tasks")
+        if (b.policy_hash, c.policy_hash) != (b_spec.policy_hash, c_spec.policy_hash):
+            raise ConfigError(f"{runs[i]} / {runs[i + 1]} were made by other policies")
+    env = load(b_spec.env_ref)
+    if env.content_hash() != b_spec.env_hash:
+        raise ConfigError(
+            f"{b_spec.env_ref} changed since {runs[0]} ran (hash differs); certify the runs "
+            "against the environment they were made with"
+        )
+    suites: dict[str, tuple[Path, Path, int]] = {}
+    for i in range(2, len(runs), 2):
+        suites[specs[i].env_ref] = (runs[i], runs[i + 1], specs[i].n_tasks)
+    pair = _Arms(
+        policy_record(b_spec.policy, b_spec.policy_hash),
+        policy_record(c_spec.policy, c_spec.policy_hash),
+        None,
+        (b_spec, c_spec),
+        req.base_url,
+        req.api_key,
+    )
+    return env, b_spec.env_ref, (runs[0], runs[1], b_spec), suites, pair

@@ -1,0 +1,336 @@
+"""What an investigation looks at: a fact table, its clock, its periods, and metrics over it.
+
+A `Frame` is chosen from the schema card only (generators see the card, never the source): a
+fact table with a timestamp or date column, at least one dimension to slice by, and enough
+history for period-over-period comparisons (weeks when it spans ten weeks or more, else days).
+A `Metric` is one number per period written as two row expressions, a numerator and an optional
+denominator, so that every metric (a count, a sum, an average, a joined count) decomposes over
+slices by plain sums: the explainer, the gate and the findings all rest on that.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workgym.envs.warehouse.card import ColumnCard, SchemaCard, TableCard
+from workgym.envs.warehouse.duck import qi, ql
+from workgym.envs.warehouse.families.base import CardView
+
+Period = Literal["week", "day"]
+MetricKind = Literal["count", "sum", "avg", "joined_count", "joined_sum", "hour_avg"]
+MAX_SLICE_VALUES = 120  # a dimension with more values makes slices too thin to read
+MIN_FACT_ROWS = 1000
+MIN_PERIODS = 10
+TIMESTAMP_FAMILIES = ("timestamp", "timestamptz")
+PERIOD_LENGTH = {"week": dt.timedelta(days=7), "day": dt.timedelta(days=1)}
+
+
+class Join(BaseModel):
+    """A one-hop foreign key from the fact table: predicates may name the dimension's columns."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fact_column: str
+    dim: str
+    dim_column: str
+    columns: list[str] = Field(default_factory=list)
+
+
+class Frame(BaseModel):
+    """A fact table as investigations see it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fact: str
+    time_column: str
+    time_is_timestamp: bool
+    period: Period = "week"
+    dims: list[str]
+    measures: list[str]
+    columns: list[str]
+    types: dict[str, str] = Field(default_factory=dict)
+    identifiers: list[str] = Field(default_factory=list)  # integer ids remapped in copies
+    date_parts: list[str] = Field(default_factory=list)  # year, month, day (all three or none)
+    joins: list[Join] = Field(default_factory=list)
+    rows: int = 0
+
+    @property
+    def t(self) -> str:
+        """The time column as a timestamp expression over alias `f`."""
+        col = f"f.{qi(self.time_column)}"
+        return col if self.time_is_timestamp else f"CAST({col} AS TIMESTAMP)"
+
+    def join(self, dim: str) -> Join:
+        for j in self.joins:
+            if j.dim == dim:
+                return j
+        raise KeyError(f"no foreign key from {self.fact} to {dim}")
+
+
+class Metric(BaseModel):
+    """One number per period: sum(num) / sum(den), or sum(num) when `den` is None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: MetricKind
+    fact: str
+    column: str | None = None  # the fact measure (sum, avg) or the FK (joined_*)
+    dim: str | None = None
+    dim_key: str | None = None
+    dim_column: str | None = None  # joined_sum: the dimension's measure
+    label: str = ""
+    integer: bool = False  # the value is a whole number (counts, integer sums)
+
+    @property
+    def tables(self) -> list[str]:
+        return sorted({self.fact, *([self.dim] if self.dim else [])})
+
+    def source(self, frame: Frame, relation: str | None = None) -> str:
+        """FROM clause: the fact (or a relation standing in for it) as `f`, plus the join."""
+        base = f"{relation or qi(self.fact)} AS f"
+        if self.kind in ("joined_count", "joined_sum"):
+            assert self.dim and self.dim_key and self.column
+            keep = f", any_value({qi(self.dim_column)}) AS m" if self.dim_column else ""
+            dim = (
+                f"(SELECT {qi(self.dim_key)} AS k{keep} FROM {qi(self.dim)} "
+                f"GROUP BY {qi(self.dim_key)})"
+            )
+            return f"{base} LEFT JOIN {dim} AS d ON f.{qi(self.column)} = d.k"
+        return base
+
+    def num(self, frame: Frame) -> str:
+        col = f"f.{qi(self.column)}" if self.column else ""
+        return {
+            "count": "1",
+            "sum": f"coalesce({col}, 0)",
+            "avg": col,
+            "joined_count": "CAST(d.k IS NOT NULL AS INTEGER)",
+            "joined_sum": "coalesce(d.m, 0)",
+            "hour_avg": f"hour({frame.t})",
+        }[self.kind]
+
+    def den(self, frame: Frame) -> str | None:
+        if self.kind == "avg":
+            return f"CAST(f.{qi(self.column or '')} IS NOT NULL AS INTEGER)"
+        if self.kind == "hour_avg":
+            return f"CAST({frame.t} IS NOT NULL AS INTEGER)"
+        return None
+
+    def value_sql(self, frame: Frame) -> str:
+        """The metric as one aggregate expression."""
+        den = self.den(frame)
+        num = f"sum({self.num(frame)})"
+        if den is None:
+            return num
+        return f"{num} / nullif(sum({den}), 0)"
+
+
+def ts(value: dt.datetime) -> str:
+    """A timestamp literal (UTC, no zone) for SQL."""
+    return f"TIMESTAMP {ql(value.strftime('%Y-%m-%d %H:%M:%S'))}"
+
+
+def iso(value: dt.datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def between(frame: Frame, start: dt.datetime, end: dt.datetime) -> str:
+    return f"{frame.t} >= {ts(start)} AND {frame.t} < {ts(end)}"
+
+
+def _time_column(table: TableCard) -> ColumnCard | None:
+    found = [
+        c for c in table.columns if c.family in (*TIMESTAMP_FAMILIES, "date") and c.null_rate < 0.05
+    ]
+    found.sort(key=lambda c: (c.family not in TIMESTAMP_FAMILIES, -c.distinct_count, c.name))
+    return found[0] if found else None
+
+
+def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
+    """Frames for every fact table that can host investigations, and why others cannot."""
+    view = CardView(card)
+    frames: list[Frame] = []
+    skipped: list[str] = []
+    for table in view.facts():
+        time_col = _time_column(table)
+        dims = [
+            c.name
+            for c in view.dims(table)
+            if c.distinct_count <= MAX_SLICE_VALUES and time_col and c.name != time_col.name
+        ]
+        if table.rows < MIN_FACT_ROWS:
+            skipped.append(f"{table.name}: {table.rows} rows, fewer than {MIN_FACT_ROWS}")
+            continue
+        if time_col is None:
+            skipped.append(f"{table.name}: no timestamp or date column to form periods")
+            continue
+        if not dims:
+            skipped.append(f"{table.name}: no dimension with 2-{MAX_SLICE_VALUES} values")
+            continue
+        period = choose_period(_span_days(time_col))
+        if period is None:
+            skipped.append(f"{table.name}: {time_col.name} spans fewer than {MIN_PERIODS} days")
+            continue
+        parts = {c.name.lower(): c.name for c in table.columns if c.family == "integer"}
+        date_parts = (
+            [parts["year"], parts["month"], parts["day"]]
+            if {"year", "month", "day"} <= set(parts)
+            else []
+        )
+        joins = []
+        for fk in view.fks_from(table.name):
+            dim = card.table(fk.ref_table)
+            joins.append(
+                Join(
+                    fact_column=fk.columns[0],
+                    dim=dim.name,
+                    dim_column=fk.ref_columns[0],
+                    columns=[c.name for c in dim.columns],
+                )
+            )
+        frames.append(
+            Frame(
+                fact=table.name,
+                time_column=time_col.name,
+                time_is_timestamp=time_col.family in TIMESTAMP_FAMILIES,
+                period=period,
+                dims=dims,
+                measures=[c.name for c in view.measures(table)],
+                columns=[c.name for c in table.columns],
+                types={c.name: c.type for c in table.columns},
+                identifiers=[
+                    c.name
+                    for c in table.columns
+                    if c.role == "identifier" and c.family == "integer"
+                ],
+                date_parts=date_parts,
+                joins=joins,
+                rows=table.rows,
+            )
+        )
+    return frames, skipped
+
+
+def metrics(frame: Frame, card: SchemaCard, words: MetricWords) -> list[Metric]:
+    """Every metric this frame supports, labelled for questions."""
+    table = card.table(frame.fact)
+    out = [Metric(kind="count", fact=frame.fact, label=words.count(frame), integer=True)]
+    for m in frame.measures:
+        integer = table.column(m).family == "integer"
+        label = words.sum(frame, m)
+        out.append(Metric(kind="sum", fact=frame.fact, column=m, label=label, integer=integer))
+        out.append(Metric(kind="avg", fact=frame.fact, column=m, label=words.avg(frame, m)))
+    for j in frame.joins:
+        dim = card.table(j.dim)
+        if dim.rows < 2 or frame.fact == j.dim:
+            continue
+        out.append(
+            Metric(
+                kind="joined_count",
+                fact=frame.fact,
+                column=j.fact_column,
+                dim=j.dim,
+                dim_key=j.dim_column,
+                label=words.joined_count(frame, j),
+                integer=True,
+            )
+        )
+        for c in dim.columns:
+            if c.role == "measure" and c.family == "integer" and 2 < c.distinct_count <= 100:
+                out.append(
+                    Metric(
+                        kind="joined_sum",
+                        fact=frame.fact,
+                        column=j.fact_column,
+                        dim=j.dim,
+                        dim_key=j.dim_column,
+                        dim_column=c.name,
+                        label=words.joined_sum(frame, j, c.name),
+                        integer=True,
+                    )
+                )
+    if frame.time_is_timestamp:
+        out.append(Metric(kind="hour_avg", fact=frame.fact, label=words.hour_avg(frame)))
+    return out
+
+
+class MetricWords:
+    """Labels for metrics, from the warehouse lexicon (column words and units)."""
+
+    def __init__(self, card: SchemaCard) -> None:
+        from workgym.envs.warehouse.phrasing import Lexicon
+
+        self.lex = Lexicon(card)
+
+    def count(self, frame: Frame) -> str:
+        return f"the number of {self.lex.rows(frame.fact)}"
+
+    def sum(self, frame: Frame, column: str) -> str:
+        what = self.lex.column_with_unit(frame.fact, column)
+        return f"the total {what} summed over {self.lex.rows(frame.fact)} ({frame.fact}.{column})"
+
+    def avg(self, frame: Frame, column: str) -> str:
+        what = self.lex.column_with_unit(frame.fact, column)
+        return (
+            f"the average {what} of {self.lex.rows(frame.fact)} ({frame.fact}.{column}; "
+            "rows where it is NULL are left out)"
+        )
+
+    def joined_count(self, frame: Frame, j: Join) -> str:
+        return (
+            f"the number of {self.lex.rows(frame.fact)} whose {frame.fact}.{j.fact_column} "
+            f"matches a row of {j.dim} ({j.dim}.{j.dim_column})"
+        )
+
+    def joined_sum(self, frame: Frame, j: Join, column: str) -> str:
+        what = self.lex.column_with_unit(j.dim, column)
+        return (
+            f"the total {what} over {self.lex.rows(frame.fact)}, taking each row's {j.dim} "
+            f"record through {frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column} "
+            "(rows without a match count 0)"
+        )
+
+    def hour_avg(self, frame: Frame) -> str:
+        return (
+            f"the average hour of day (0-23, UTC) of {frame.fact}.{frame.time_column} "
+            f"over {self.lex.rows(frame.fact)}"
+        )
+
+
+def period_starts(
+    con: object, frame: Frame, relation: str | None = None
+) -> list[tuple[dt.datetime, int]]:
+    """(start, rows) of every complete period (the first and last are dropped as partial)."""
+    sql = (
+        f"SELECT date_trunc('{frame.period}', {frame.t}) AS p, count(*) FROM "
+        f"{relation or qi(frame.fact)} AS f WHERE {frame.t} IS NOT NULL GROUP BY p ORDER BY p"
+    )
+    rows: Sequence[tuple[dt.datetime, int]] = con.execute(sql).fetchall()  # type: ignore[attr-defined]
+    return [(_naive(p), int(n)) for p, n in rows[1:-1]]
+
+
+def _naive(value: dt.datetime | dt.date) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None) if value.tzinfo else value
+    return dt.datetime(value.year, value.month, value.day)
+
+
+def _span_days(col: ColumnCard) -> float:
+    try:
+        lo = dt.datetime.fromisoformat(str(col.min)[:19])
+        hi = dt.datetime.fromisoformat(str(col.max)[:19])
+    except ValueError:
+        return 0.0
+    return (hi - lo).total_seconds() / 86400
+
+
+def choose_period(span_days: float) -> Period | None:
+    if span_days >= 7 * MIN_PERIODS:
+        return "week"
+    if span_days >= MIN_PERIODS:
+        return "day"
+    return None

@@ -1,0 +1,109 @@
+"""The findings report as files a person opens: findings.json (everything) and findings.md.
+
+The markdown leads with what the report is not (a score), then one section per alert: the
+claim, its verification mark, the support the data gives the claimed slice, and every evidence
+query with what re-running it showed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workgym.envs.warehouse.investigate.prompts import fmt_change, fmt_time, fmt_value
+
+if TYPE_CHECKING:
+    from workgym.envs.warehouse.investigate.evidence import EvidenceCheck
+    from workgym.envs.warehouse.investigate.findings import Finding, FindingsReport
+
+MARK = {True: "verified", False: "unverified"}
+
+
+def _evidence_line(i: int, c: EvidenceCheck) -> str:
+    if c.ok:
+        what = "re-ran" + ("" if c.value is None else f", reproduced {c.value:g}")
+        head = f"{i}. [x] {what}"
+    elif not c.observed:
+        head = f"{i}. [ ] never run by the agent in this episode"
+    elif c.status != "ok":
+        head = f"{i}. [ ] does not re-run ({c.status}: {c.error})"
+    else:
+        head = f"{i}. [ ] does not reproduce the cited value {c.value}"
+    return f"{head}\n\n   ```sql\n   {c.sql}\n   ```"
+
+
+def _claim(f: Finding) -> list[str]:
+    claim = f.claim or {}
+    terms = " AND ".join(
+        f"{t['column']} {t['op']} {t.get('value')!r}" for t in claim.get("predicate", [])
+    )
+    lines = [
+        f"- claim ({MARK[f.verified]}): **{claim.get('cause_type')}**"
+        + (f" where {terms}" if terms else ""),
+        f"- window: {claim.get('window') or '-'}; direction: {claim.get('direction')}; "
+        f"magnitude: {claim.get('magnitude')}",
+    ]
+    if f.problem:
+        lines.append(f"- problem: {f.problem}")
+    s = f.support
+    if s is not None:
+        if s.error:
+            lines.append(f"- support: the predicate does not run ({s.error})")
+        else:
+            share = "n/a" if s.explained is None else f"{s.explained:.0%}"
+            before, after = fmt_value(s.slice_before, False), fmt_value(s.slice_after, False)
+            text = (
+                f"- support: the slice ({s.rows} rows) went from {before} to {after} and "
+                f"accounts for {share} of the change"
+            )
+            if s.direction_matches is False:
+                text += "; its direction contradicts the claim"
+            lines.append(text)
+    if claim.get("prose"):
+        lines.append(f"- prose (not checked): {claim['prose']}")
+    return lines
+
+
+def markdown(report: FindingsReport) -> str:
+    out = [
+        f"# Findings on {report.source}",
+        "",
+        f"Real, unplanted data: {report.note}. Each claim below cites evidence queries that were "
+        "re-run on the snapshot; a claim is *verified* when every query re-ran read-only, "
+        "reproduced the number it was cited with, and had been run by the agent. Scores on "
+        "planted copies are separate (`workgym eval ENV`).",
+        "",
+        f"- model: {report.model} (policy {report.policy_hash})"
+        + (f", trained in {report.trained_env}" if report.trained_env else ""),
+        f"- playbook: {'yes' if report.playbook else 'none'}",
+        f"- snapshot: {report.snapshot_digest[:16]}; created {report.created}",
+        f"- claims verified: {report.verified} of {len(report.findings)}",
+    ]
+    for i, f in enumerate(report.findings, 1):
+        a = f.alert
+        vb, vw = a.values
+        out += [
+            "",
+            f"## Alert {i}: {a.metric.label}",
+            "",
+            f"{fmt_time(a.baseline[0])} to {fmt_time(a.baseline[1])}: "
+            f"{fmt_value(vb, a.metric.integer)}; {fmt_time(a.window[0])} to "
+            f"{fmt_time(a.window[1])}: {fmt_value(vw, a.metric.integer)} "
+            f"({fmt_change(vb, vw)}, {a.surprise:.1f}x the typical change).",
+            "",
+        ]
+        if f.claim is None:
+            out.append(f"- no claim: {f.problem} (outcome {f.outcome}, {f.turns} turns)")
+            continue
+        out += _claim(f)
+        if f.evidence:
+            out += ["", "Evidence:", ""]
+            out += [_evidence_line(j, c) for j, c in enumerate(f.evidence, 1)]
+    return "\n".join(out) + "\n"
+
+
+def write_report(report: FindingsReport, out: Path) -> tuple[Path, Path]:
+    json_path, md_path = out / "findings.json", out / "findings.md"
+    json_path.write_text(report.model_dump_json(indent=2) + "\n")
+    md_path.write_text(markdown(report))
+    return json_path, md_path

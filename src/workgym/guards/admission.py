@@ -1,0 +1,133 @@
+"""The admission gate (GUARDS.md): training and certification refuse an environment that has not
+passed `workgym check`, unless forced, and a forced run says so in its run.json and certificate.
+
+Where the record lives: `admission.json` in the admission directory, keyed by environment content
+hash (so any change to tasks, tools, limits or data needs a new check). `workgym check` writes it
+next to its outputs, in the parent of its `--out` directory; with the default `--out` that is
+`runs/check/admission.json`, which is also the default that `require_admitted` reads. Pass the
+same directory to both when you move it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from workgym.models.base import ConfigError
+
+if TYPE_CHECKING:
+    from workgym.check import CheckReport
+    from workgym.environment import Environment
+
+ADMISSION_FILE = "admission.json"
+DEFAULT_DIR = Path("runs") / "check"
+
+
+class NotAdmittedError(ConfigError):
+    """The environment has not passed admission and the caller did not force it."""
+
+
+class AdmissionRecord(BaseModel):
+    env_id: str
+    env_hash: str
+    passed: bool
+    checked_at: str
+    workgym_version: str
+    checks: dict[str, bool]
+    failures: list[str] = Field(default_factory=list)
+
+
+class Admission(BaseModel):
+    """What `require_admitted` found; `forced` goes into RunSpec.forced and the certificate."""
+
+    env_id: str
+    env_hash: str
+    admitted: bool
+    forced: list[str] = Field(default_factory=list)
+    record: AdmissionRecord | None = None
+
+
+def admission_path(directory: str | Path | None = None) -> Path:
+    return Path(directory if directory is not None else DEFAULT_DIR) / ADMISSION_FILE
+
+
+def read_admissions(directory: str | Path | None = None) -> dict[str, AdmissionRecord]:
+    path = admission_path(directory)
+    if not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text())
+        return {k: AdmissionRecord.model_validate(v) for k, v in raw.items()}
+    except ValueError as exc:
+        raise ConfigError(
+            f"{path} is corrupt ({exc}); delete it and re-run `workgym check` for each environment"
+        ) from exc
+
+
+def record_from_check(report: CheckReport) -> AdmissionRecord:
+    from workgym import __version__
+
+    failures = [f"{i.name}: {i.detail}" for i in report.items if not i.passed]
+    if report.attack is not None:
+        failures += [f"probe {c.probe} on {c.family}: {c.got}" for c in report.attack.failures()]
+    return AdmissionRecord(
+        env_id=report.env_id,
+        env_hash=report.env_hash,
+        passed=report.passed,
+        checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        workgym_version=__version__,
+        checks={i.name: i.passed for i in report.items},
+        failures=failures[:50],
+    )
+
+
+def record_admission(record: AdmissionRecord, directory: str | Path | None = None) -> Path:
+    """Merge one record into admission.json (atomic replace; other environments kept)."""
+    path = admission_path(directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = read_admissions(directory)
+    records[record.env_hash] = record
+    tmp = path.with_suffix(".tmp")
+    body = {k: v.model_dump() for k, v in sorted(records.items())}
+    tmp.write_text(json.dumps(body, indent=2) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def admission_of(env: Environment, directory: str | Path | None = None) -> AdmissionRecord | None:
+    return read_admissions(directory).get(env.content_hash())
+
+
+def require_admitted(
+    env: Environment, *, force: bool = False, directory: str | Path | None = None
+) -> Admission:
+    """Raise NotAdmittedError unless `env` (this exact content hash) passed `workgym check`.
+
+    With `force=True` it returns instead, with `forced` naming what was overridden; the caller
+    writes `forced` into RunSpec.forced and into the certificate.
+    """
+    record = admission_of(env, directory)
+    short = env.content_hash()[:12]
+    if record is not None and record.passed:
+        return Admission(env_id=env.id, env_hash=env.content_hash(), admitted=True, record=record)
+    if record is None:
+        why = f"has no admission record in {admission_path(directory)}"
+    else:
+        why = f"failed admission on {record.checked_at} ({len(record.failures)} failures)"
+    if not force:
+        raise NotAdmittedError(
+            f"environment {env.id} (hash {short}) {why}: run `workgym check {env.id}` and fix "
+            "what fails, or pass --force-unadmitted (recorded in the run and the certificate)"
+        )
+    return Admission(
+        env_id=env.id,
+        env_hash=env.content_hash(),
+        admitted=False,
+        forced=[f"unadmitted-environment:{env.id}@{short}"],
+        record=record,
+    )

@@ -1,0 +1,218 @@
+"""`workgym attack ENV`: every applicable probe on a few tasks of every family, concurrently.
+
+A cell (probe x family) passes when every sampled task of the family got the verdict the probe
+expects; a probe that does not apply to any sampled task of a family leaves the cell empty (n/a).
+The report is a file (attack.json) with a standalone HTML section beside it (attack.html).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from workgym.guards.capabilities import capabilities
+from workgym.guards.probes import AttackContext, Expect, Outcome, Probe, TodoProbe
+
+if TYPE_CHECKING:
+    from workgym.environment import Environment
+    from workgym.tasks import Task
+
+ATTACK_JSON = "attack.json"
+ATTACK_HTML = "attack.html"
+
+
+class Cell(BaseModel):
+    """One probe on one family: what was expected, what the verifier said, pass or fail."""
+
+    probe: str
+    family: str
+    expected: str
+    got: str
+    passed: bool
+    tasks: int
+    detail: str = ""
+    failing_tasks: list[str] = Field(default_factory=list)
+
+
+class ProbeInfo(BaseModel):
+    name: str
+    group: str
+    summary: str
+    expect: str
+    applied: bool  # the environment's tags let it run
+
+
+class AttackReport(BaseModel):
+    env_id: str
+    env_hash: str
+    tags: list[str]
+    families: list[str]
+    per_family: int
+    seed: int
+    probes: list[ProbeInfo]
+    cells: list[Cell]
+    todo: list[TodoProbe]
+    episodes: int
+    elapsed_s: float
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cells) and bool(self.cells)
+
+    def failures(self) -> list[Cell]:
+        return [c for c in self.cells if not c.passed]
+
+    def cell(self, probe: str, family: str) -> Cell | None:
+        return next((c for c in self.cells if c.probe == probe and c.family == family), None)
+
+    def write(self, out: Path) -> Path:
+        from workgym.guards.report import attack_page
+
+        out.mkdir(parents=True, exist_ok=True)
+        body = self.model_dump(mode="json") | {"passed": self.passed}
+        import json
+
+        (out / ATTACK_JSON).write_text(json.dumps(body, indent=2) + "\n")
+        (out / ATTACK_HTML).write_text(attack_page(self))
+        return out / ATTACK_JSON
+
+
+def sample_tasks(env: Environment, per_family: int, seed: int) -> list[Task]:
+    """`per_family` tasks of every family, chosen by a seeded hash (stable as tasks are added)."""
+    by_family: dict[str, list[Task]] = defaultdict(list)
+    for task in env.taskset:
+        by_family[task.family].append(task)
+
+    def rank(task: Task) -> bytes:
+        return hashlib.sha256(f"{seed}|{task.id}".encode()).digest()
+
+    picked: list[Task] = []
+    for family in sorted(by_family):
+        picked += sorted(by_family[family], key=rank)[:per_family]
+    return picked
+
+
+async def attack_async(
+    env: Environment,
+    *,
+    per_family: int = 2,
+    probes: list[Probe] | None = None,
+    seed: int = 0,
+    concurrency: int = 16,
+    clock_s: float = 1.0,
+    progress: bool = False,
+) -> AttackReport:
+    """Run the probes against `env` and return the report (nothing is written here)."""
+    from workgym.guards.catalog import probes as catalog
+    from workgym.guards.catalog import todo
+
+    if per_family < 1:
+        raise ValueError("per_family must be at least 1")
+    started = time.perf_counter()
+    tags = capabilities(env)
+    chosen = catalog() if probes is None else probes
+    active = [p for p in chosen if p.applies(tags)]
+    ctx = AttackContext(env=env, tags=tags, seed=seed, clock_s=clock_s)
+    tasks = sample_tasks(env, per_family, seed)
+    jobs = [(p, t) for p in active for t in tasks]
+    outcomes = await _run_all(ctx, jobs, concurrency, progress, env.id)
+    cells = _cells(active, tasks, outcomes)
+    return AttackReport(
+        env_id=env.id,
+        env_hash=env.content_hash(),
+        tags=sorted(tags),
+        families=sorted({t.family for t in tasks}),
+        per_family=per_family,
+        seed=seed,
+        probes=[
+            ProbeInfo(
+                name=p.name,
+                group=p.group,
+                summary=p.summary,
+                expect=str(p.expect),
+                applied=p in active,
+            )
+            for p in chosen
+        ],
+        cells=cells,
+        todo=todo() if probes is None else [],
+        episodes=len([o for o in outcomes if o is not None]),
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
+async def _run_all(
+    ctx: AttackContext,
+    jobs: list[tuple[Probe, Task]],
+    concurrency: int,
+    progress: bool,
+    label: str,
+) -> list[Outcome | None]:
+    gate = asyncio.Semaphore(concurrency)
+    idle_gate = asyncio.Semaphore(4 * concurrency)  # waiting probes overlap with busy ones
+    own: dict[str, asyncio.Semaphore] = {
+        p.name: asyncio.Semaphore(p.parallel) for p, _ in jobs if p.parallel
+    }
+    from workgym.runner import _install_speed_text, _Progress
+
+    _install_speed_text()
+    with _Progress(progress, len(jobs), 0, f"attack {label}") as bar:
+
+        async def one(probe: Probe, task: Task) -> Outcome | None:
+            inner = own.get(probe.name)
+            async with idle_gate if probe.idle else gate:
+                if inner is None:
+                    result = await _safe(ctx, probe, task)
+                else:
+                    async with inner:
+                        result = await _safe(ctx, probe, task)
+            bar.advance(result is not None and not result.passed)
+            return result
+
+        return list(await asyncio.gather(*(one(p, t) for p, t in jobs)))
+
+
+async def _safe(ctx: AttackContext, probe: Probe, task: Task) -> Outcome | None:
+    """A probe that crashes is a failed cell with the error, never a crashed attack."""
+    try:
+        return await probe.run(ctx, task)
+    except Exception as exc:
+        return probe.outcome(
+            task, probe.expect, "probe error", False, f"{type(exc).__name__}: {exc}"
+        )
+
+
+def _cells(probes: list[Probe], tasks: list[Task], outcomes: list[Outcome | None]) -> list[Cell]:
+    grouped: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+    for outcome in outcomes:
+        if outcome is not None:
+            grouped[(outcome.probe, outcome.family)].append(outcome)
+    order = {p.name: i for i, p in enumerate(probes)}
+    cells = []
+    for (probe, family), found in grouped.items():
+        failing = [o for o in found if not o.passed]
+        shown = failing[0] if failing else found[0]
+        expected = {str(o.expected) for o in found}
+        cells.append(
+            Cell(
+                probe=probe,
+                family=family,
+                expected=" / ".join(sorted(expected)),
+                got=shown.got,
+                passed=not failing,
+                tasks=len(found),
+                detail=shown.detail,
+                failing_tasks=[o.task_id for o in failing],
+            )
+        )
+    cells.sort(key=lambda c: (order.get(c.probe, 0), c.family))
+    return cells
+
+
+__all__ = ["AttackReport", "Cell", "Expect", "attack_async", "sample_tasks"]

@@ -1,0 +1,84 @@
+"""The probe catalog: every probe of GUARDS.md, by group, plus the entries that cannot run yet.
+
+`probes()` is what `workgym attack` runs; `todo()` lists probes waiting for an environment kind
+that does not exist yet (reported, never faked; empty since every kind of GUARDS.md has an
+environment). `register_attackers()` makes each
+probe's attacker available as the test double `scripted/probe-<name>`, so a probe can be replayed
+as an ordinary run: `workgym eval ENV --model scripted/probe-<name> --split dev`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from workgym.guards.catalog_calls import CALLS
+from workgym.guards.catalog_generic import GENERIC
+from workgym.guards.catalog_harness import HARNESS
+from workgym.guards.catalog_investigation import INVESTIGATION
+from workgym.guards.catalog_sql import RESULTS
+from workgym.guards.catalog_sqltext import STATEMENTS
+from workgym.guards.catalog_state import STATE_PROBES
+from workgym.guards.probes import Probe, TodoProbe
+from workgym.models.base import TaskAwareModel
+
+TODO: list[TodoProbe] = []
+
+
+def probes() -> list[Probe]:
+    """Every runnable probe, generic first (fresh instances; probes hold no state)."""
+    found: list[Probe] = [
+        *GENERIC,
+        *HARNESS,
+        *CALLS,
+        *STATE_PROBES,
+        *RESULTS,
+        *STATEMENTS,
+        *INVESTIGATION,
+    ]
+    from workgym.guards.found import FOUND
+
+    found += FOUND
+    names = [p.name for p in found]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise RuntimeError(f"probe names must be unique; duplicated: {sorted(dupes)}")
+    return found
+
+
+def todo() -> list[TodoProbe]:
+    """Catalog entries waiting for an environment kind that does not exist yet (none today:
+    kept so that a future GUARDS.md probe can be listed before it can run)."""
+    return list(TODO)
+
+
+def by_name(names: list[str] | None = None) -> list[Probe]:
+    """The named probes (all when `names` is empty); an unknown name is an error."""
+    everything = probes()
+    if not names:
+        return everything
+    known = {p.name: p for p in everything}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise ValueError(
+            f"unknown probe(s) {', '.join(missing)}; `workgym attack --list` names them all"
+        )
+    return [known[n] for n in names]
+
+
+def register_attackers() -> None:
+    """Make every probe's attacker a `scripted/probe-<name>` test double."""
+    from workgym.models.scripted import register_scripted
+
+    for probe in probes():
+        if probe.attacker() is not None:
+            register_scripted(f"probe-{probe.name}", _factory(probe))
+
+
+def _factory(probe: Probe) -> Callable[[], TaskAwareModel]:
+    def make() -> TaskAwareModel:
+        model = probe.attacker()
+        if model is None:
+            raise RuntimeError(f"probe {probe.name} has no attacker")
+        return model
+
+    return make

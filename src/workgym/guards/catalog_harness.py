@@ -1,0 +1,191 @@
+"""Harness probes (GUARDS.md, generic): agents that loop, sleep or make tools raise, and the
+determinism probe. They attack the episode loop around the verifier: a harness that hangs,
+crashes or scores the same answer twice differently makes every reward untrustworthy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from workgym.guards import attackers as a
+from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
+from workgym.guards.probes import (
+    AttackContext,
+    Expect,
+    Outcome,
+    Probe,
+    ReactiveProbe,
+    describe,
+    play,
+    verdict_key,
+)
+from workgym.messages import Message
+from workgym.models.scripted import TaskScript
+
+if TYPE_CHECKING:
+    from workgym.environment import Environment
+    from workgym.episode import Episode
+    from workgym.models.base import TaskAwareModel
+    from workgym.tasks import Task
+
+SLEEP_S = 3600.0  # far beyond any episode limit: only the harness clock can end the episode
+CLOCK_SLACK_S = 5.0
+
+
+def with_clock(env: Environment, seconds: float) -> Environment:
+    """The same environment with the episode time limit cut to `seconds`, for the sleep probe.
+
+    A shallow copy whose instance attribute shadows the class's `limits`; the content hash is
+    computed first so episodes still name the real environment. What is tested is that the
+    harness clock cuts a sleeping agent and the verdict says `timeout`, not the limit's value.
+    """
+    env.content_hash()
+    clocked = copy.copy(env)
+    limit = env.limits.episode_timeout_s
+    seconds = seconds if limit is None else min(limit, seconds)
+    vars(clocked)["limits"] = env.limits.model_copy(update={"episode_timeout_s": seconds})
+    return clocked
+
+
+def _recovered(ep: Episode, reasons: set[str]) -> bool:
+    return (
+        ep.outcome == "truncated"
+        and ep.truncation in reasons
+        and ep.verdict is not None
+        and not ep.success
+    )
+
+
+def _got(ep: Episode) -> str:
+    if ep.outcome == "truncated":
+        return f"truncated: {ep.truncation}, {describe(ep)}"
+    return f"{ep.outcome}, {describe(ep)}"
+
+
+class LoopForever(ReactiveProbe):
+    name = "loop-forever"
+    applies_to = frozenset({TOOLS, FINAL_ANSWER})
+    expect = Expect.recovers
+    summary = "an agent that calls a tool forever is cut by the turn/token limit, and fails"
+
+    def expected(self, ctx: AttackContext, task: Task) -> Expect | None:
+        return self.expect if ctx.env.tools else None
+
+    def respond(self, env: Environment, task: Task, messages: list[Message], index: int) -> Message:
+        looping = [t for t in env.tools if not t.final]
+        if looping:
+            tool = looping[0]
+            return a.turn(a.call(tool.name, a.synth_args(tool.spec, task), f"loop{index}"))
+        final = env.tools[0]
+        return a.turn(a.call(final.name, "{broken", f"loop{index}"))
+
+    async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
+        if self.expectation(ctx, task) is None:
+            return None
+        ep = await play(ctx, task, self.attacker(), self.seed_for(ctx, task))
+        ok = _recovered(ep, {"max_turns", "max_tokens", "time_limit"})
+        return self.outcome(task, self.expect, _got(ep), ok, f"{ep.turns} turns")
+
+
+class SleepForever(Probe):
+    name = "sleep-forever"
+    applies_to = frozenset({FINAL_ANSWER, TOOLS})
+    expect = Expect.recovers
+    summary = "an agent that never replies is cut by the episode clock (timeout), and fails"
+    idle = True
+
+    def attacker(self) -> TaskAwareModel:
+        return TaskScript(f"scripted/probe-{self.name}", _nothing, latency_s=SLEEP_S)
+
+    async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
+        clocked = with_clock(ctx.env, ctx.clock_s)
+        ep = await play(ctx, task, self.attacker(), self.seed_for(ctx, task), clocked)
+        clock = clocked.limits.episode_timeout_s or 0.0
+        ok = _recovered(ep, {"time_limit"}) and ep.wall_time_s < clock + CLOCK_SLACK_S
+        ok = ok and ep.verdict is not None and ep.verdict.status == "timeout"
+        detail = f"clock {clock:g} s, ended after {ep.wall_time_s:.2f} s"
+        return self.outcome(task, self.expect, _got(ep), ok, detail)
+
+
+def _nothing(task: Task, env: Environment) -> Sequence[Message]:
+    return [a.say("")]
+
+
+class ToolRaises(Probe):
+    name = "tool-raises"
+    applies_to = frozenset({TOOLS})
+    expect = Expect.recovers
+    summary = (
+        "tool calls that make tool code raise (and malformed/unknown calls) come back as "
+        "errors; the episode goes on and the right answer after them still scores (FN)"
+    )
+
+    def script(self, env: Environment, task: Task) -> list[Message] | None:
+        final = a.oracle_turns(env, task)
+        if final is None:
+            return None
+        hostile = [
+            a.call(t.name, a.synth_args(t.spec, task, hostile=True), f"raise{i}")
+            for i, t in enumerate(env.tools)
+            if not t.final
+        ]
+        first = env.tools[0].name
+        broken = [a.call(first, "{not json", "raise-json"), a.call("probe_no_such_tool", {}, "x")]
+        return [a.turn(*hostile), a.turn(*broken), *final]
+
+    def attacker(self) -> TaskAwareModel:
+        return TaskScript(f"scripted/probe-{self.name}", self._turns)
+
+    def _turns(self, task: Task, env: Environment) -> Sequence[Message]:
+        return self.script(env, task) or [a.say("")]
+
+    async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
+        turns = self.script(ctx.env, task)
+        if turns is None:
+            return None
+        model = TaskScript(f"scripted/probe-{self.name}", lambda t, e: turns)
+        ep = await play(ctx, task, model, self.seed_for(ctx, task))
+        errors = sum(c.is_error for c in ep.tool_calls)
+        scored = ep.outcome != "error" and ep.verdict is not None
+        scored = scored and ep.verdict is not None and ep.verdict.status != "verifier_error"
+        # With state, a hostile call may legitimately change what the oracle then finds.
+        must_pass = not ({STATE, TOOL_CALLS} & ctx.tags)
+        ok = scored and errors >= 2 and (ep.success or not must_pass)
+        got = f"{errors} tool errors, then {describe(ep)}"
+        return self.outcome(task, self.expect, got, ok)
+
+
+class SameAnswerTwice(Probe):
+    name = "same-answer-twice"
+    applies_to = frozenset({FINAL_ANSWER, TOOLS, TOOL_CALLS, STATE})
+    expect = Expect.identical
+    summary = "the same correct answer, played twice and re-scored, gets identical verdicts"
+
+    def _turns(self, task: Task, env: Environment) -> list[Message]:
+        turns = a.oracle_turns(env, task)
+        return turns if turns is not None else env.submit(task, task.answer)
+
+    def attacker(self) -> TaskAwareModel:
+        return TaskScript(f"scripted/probe-{self.name}", self._turns)
+
+    async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
+        turns = self._turns(task, ctx.env)
+        model = TaskScript(f"scripted/probe-{self.name}", lambda t, e: turns)
+        first = await play(ctx, task, model, self.seed_for(ctx, task, "1"))
+        second = await play(ctx, task, model, self.seed_for(ctx, task, "2"))
+        keys: list[Any] = [verdict_key(first), verdict_key(second)]
+        if first.outcome != "error":
+            keys.append(_rescore(ctx, task, first))
+        same = all(k == keys[0] for k in keys)
+        got = f"{'identical' if same else 'differs'} ({describe(first)}, {describe(second)})"
+        return self.outcome(task, self.expect, got, same and first.outcome != "error")
+
+
+def _rescore(ctx: AttackContext, task: Task, ep: Episode) -> tuple[Any, ...]:
+    again = ep.model_copy(update={"verdict": ctx.env.score(task, ep)})
+    return verdict_key(again)
+
+
+HARNESS = [LoopForever(), SleepForever(), ToolRaises(), SameAnswerTwice()]

@@ -1,0 +1,1 @@
+"""Environments as network servers: HTTP + WebSocket sessions, MCP tools, and a client."""

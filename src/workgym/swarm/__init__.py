@@ -1,0 +1,18 @@
+"""Swarms: several agents on one task, and comparisons at equal cost (PLAYBOOK.md, Swarms).
+
+A swarm is a `Team` (workgym.policy): it takes the model's place in a Policy, so
+`Policy(Attempts(...), playbook=...)` runs through eval, the playbook trainer and the certificate
+like any policy, and every agent's tokens are recorded in `Episode.agents`.
+
+- `Attempts`: independent attempts with a vote (self-consistency) or a judge (best-of-k); with a
+  token budget per task it is also the cost-matched single-agent baseline.
+- `Roles`: planner, executor and checker in one episode, one playbook with a section per role.
+- `workgym.swarm.compare`: reward at matched cost and cost at matched reward, paired CIs
+  (`workgym compare RUN...`).
+"""
+
+from workgym.swarm.policies import Attempts
+from workgym.swarm.roles import Roles
+from workgym.swarm.selection import JudgeSelect, MajorityVote, Selector
+
+__all__ = ["Attempts", "JudgeSelect", "MajorityVote", "Roles", "Selector"]

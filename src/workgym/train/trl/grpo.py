@@ -1,0 +1,274 @@
+"""`workgym train grpo`: GRPO weight updates with TRL on an environment's train split.
+
+What lands in `--out`, every piece a file a person can open:
+
+- `run.json` + `episodes.jsonl`: the training episodes, one line each, in the same run-directory
+  format as `workgym eval` (split `train`; `epoch` counts how often a task has been played).
+- `reward_curve.jsonl` (+ `reward_curve.png`): one point per generation batch — mean reward,
+  success, masked episodes, groups with reward variance. `trainer_log.jsonl`: TRL's own logs.
+- `checkpoint/`: the trained model and tokenizer, loadable as `hf/<out>/checkpoint` (LoRA
+  adapters are merged in; the adapter alone is kept in `adapter/`).
+- `train.json`: what was trained from what — `baseline` (the starting model) and `candidate`
+  (the checkpoint) as model references `workgym certify` takes, the settings and versions.
+
+Training never resumes: a directory that already holds a run is refused, so a curve is never a
+splice of two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from workgym.environment import Environment, load
+from workgym.models.base import ConfigError, Sampling
+from workgym.runs import RUN_JSON, RunDir, RunSpec
+from workgym.train.trl.rollout import RolloutStats, WorkgymRollout, train_tasks, workgym_reward
+
+TRAIN_FORMAT = "workgym-train/1"
+
+
+class GRPOSettings(BaseModel):
+    """Knobs of one GRPO run. Defaults suit a small model; raise steps and tokens for real ones."""
+
+    steps: int = 20
+    num_generations: int = 8  # episodes per task in a group (GRPO's G)
+    prompts_per_step: int = 4  # tasks per optimizer step
+    learning_rate: float = 1e-5
+    temperature: float = 1.0
+    max_new_tokens: int = 128  # per model turn
+    max_completion_length: int = 1024  # whole episode: model turns plus inserted tool tokens
+    beta: float = 0.0  # KL to the starting model (0: none, TRL's default)
+    lora: bool = False
+    lora_rank: int = 16
+    vllm_url: str | None = None
+    adapter: Literal["rollout", "tools"] = "rollout"
+    system_prompt: str = ""
+    seed: int = 0
+
+
+class TrainResult(BaseModel):
+    out: Path
+    checkpoint: Path
+    curve: list[RolloutStats]
+
+
+def train_grpo(
+    env: Environment | str | Path,
+    model: str,
+    out: str | Path,
+    settings: GRPOSettings | None = None,
+    *,
+    echo: Callable[[str], None] = print,
+    progress: bool = False,
+) -> TrainResult:
+    """Train `hf/<path>` with GRPO on the train split of `env`; write everything to `out`."""
+    settings = settings or GRPOSettings()
+    environment = env if isinstance(env, Environment) else load(env)
+    if not model.startswith("hf/"):
+        raise ConfigError(
+            f"train grpo updates local weights: pass --model hf/<dir> (got {model!r}); "
+            "serve it with vLLM for speed via --vllm-url"
+        )
+    root = Path(out)
+    if (root / RUN_JSON).exists():
+        raise ConfigError(f"{root} already holds a run; training does not resume: pass a new --out")
+    if settings.steps < 1 or settings.num_generations < 2:
+        raise ConfigError("use --steps >= 1 and --num-generations >= 2 (GRPO compares a group)")
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from workgym.models.hf import HFModel, _lib, load_local
+
+    torch, datasets, transformers, trl = (
+        _lib(n) for n in ("torch", "datasets", "transformers", "trl")
+    )
+
+    network, tokenizer = load_local(model.removeprefix("hf/"))
+    sampling = Sampling(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
+    tasks = train_tasks(environment)
+    root.mkdir(parents=True, exist_ok=True)
+    curve_path = root / "reward_curve.jsonl"
+    started = time.perf_counter()
+
+    def on_stats(stats: RolloutStats) -> None:
+        with curve_path.open("a", encoding="utf-8") as fh:
+            fh.write(stats.model_dump_json() + "\n")
+        mean = "n/a" if stats.mean_reward is None else f"{stats.mean_reward:.3f}"
+        echo(
+            f"step {stats.step:4d}  reward {mean}  success {stats.success_rate:.2f}  "
+            f"masked {stats.masked}  varied groups {stats.groups_with_variance}/{stats.groups}  "
+            f"{time.perf_counter() - started:6.1f}s"
+        )
+
+    common: dict[str, Any] = {
+        "model_name": model,
+        "system_prompt": settings.system_prompt,
+        "seed": settings.seed,
+        "on_stats": on_stats,
+    }
+    policy_model = HFModel(model, model=network, tokenizer=tokenizer)
+    rollout = WorkgymRollout(environment, sampling=sampling, **common)
+    run_dir = RunDir.open(root, _spec(environment, rollout.policy(policy_model), settings, tasks))
+    trainer_kwargs: dict[str, Any]
+    if settings.adapter == "rollout":
+        rollout.run_dir = run_dir
+        if settings.vllm_url:
+            from workgym.train.trl.vllm import server_generator
+
+            rollout.generator_factory = server_generator(settings.vllm_url)
+        rows: list[dict[str, Any]] = rollout.dataset_rows()
+        trainer_kwargs = {"rollout_func": rollout, "reward_funcs": [workgym_reward]}
+    else:
+        from workgym.train.trl.env_factory import ToolEnvironmentFactory
+
+        factory = ToolEnvironmentFactory(
+            environment, sampling=sampling, run_dir=run_dir,
+            num_generations=settings.num_generations, **common,
+        )  # fmt: skip
+        rows = factory.dataset_rows()
+        trainer_kwargs = {"environment_factory": factory, "reward_funcs": [factory.workgym_reward]}
+
+    cuda = torch.cuda.is_available()
+    config = trl.GRPOConfig(
+        output_dir=str(root / "trainer"),
+        use_cpu=not cuda,
+        bf16=cuda and torch.cuda.is_bf16_supported(),
+        gradient_checkpointing=False,
+        num_generations=settings.num_generations,
+        per_device_train_batch_size=settings.prompts_per_step * settings.num_generations,
+        max_steps=settings.steps,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type="constant",
+        temperature=settings.temperature,
+        max_completion_length=settings.max_completion_length,
+        beta=settings.beta,
+        seed=settings.seed,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=not progress,
+        use_vllm=bool(settings.vllm_url),
+        vllm_mode="server",
+        vllm_server_base_url=settings.vllm_url,
+    )
+    peft_config = None
+    if settings.lora:
+        peft_config = _lib("peft").LoraConfig(
+            r=settings.lora_rank, lora_alpha=2 * settings.lora_rank,
+            target_modules="all-linear", task_type="CAUSAL_LM",
+        )  # fmt: skip
+    trainer = trl.GRPOTrainer(
+        model=network,
+        processing_class=tokenizer,
+        args=config,
+        train_dataset=datasets.Dataset.from_list(rows),
+        peft_config=peft_config,
+        callbacks=[_log_callback(transformers.TrainerCallback, root / "trainer_log.jsonl")],
+        **trainer_kwargs,
+    )
+    if not progress:
+        trainer.remove_callback(
+            transformers.PrinterCallback
+        )  # the reward curve lines say what matters
+    try:
+        trainer.train()
+    finally:
+        run_dir.close()
+    checkpoint = _save(trainer, tokenizer, root, settings.lora)
+    history = rollout.history if settings.adapter == "rollout" else factory.history
+    _plot(history, root / "reward_curve.png")
+    record = {
+        "format": TRAIN_FORMAT,
+        "trainer": "trl.GRPOTrainer",
+        "adapter": settings.adapter,
+        "env_id": environment.id,
+        "env_hash": environment.content_hash(),
+        "split": "train",
+        "baseline": model,
+        "candidate": f"hf/{checkpoint}",
+        "settings": settings.model_dump(),
+        "steps": int(trainer.state.global_step),
+        "first_reward": history[0].mean_reward if history else None,
+        "last_reward": history[-1].mean_reward if history else None,
+        "versions": _versions(),
+        "wall_time_s": round(time.perf_counter() - started, 3),
+    }
+    (root / "train.json").write_text(json.dumps(record, indent=2) + "\n")
+    return TrainResult(out=root, checkpoint=checkpoint, curve=history)
+
+
+def _spec(env: Environment, policy: Any, settings: GRPOSettings, tasks: dict[str, Any]) -> RunSpec:
+    return RunSpec(
+        env_id=env.id,
+        env_version=env.version,
+        env_hash=env.content_hash(),
+        env_ref=str(env.root or env.id),
+        policy=policy.describe(),
+        policy_hash=policy.hash,
+        split="train",
+        epochs=settings.num_generations,
+        seed=settings.seed,
+        n_tasks=len(tasks),
+        limits=env.limits.model_dump(),
+        split_spec=env.taskset.split_spec.model_dump(),
+    )
+
+
+def _log_callback(base: Any, path: Path) -> Any:
+    """A TRL callback that appends every log dict to a JSONL file."""
+
+    class LogFile(base):  # type: ignore[misc]
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            if logs:
+                with path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"step": state.global_step, **logs}, default=str) + "\n")
+
+    return LogFile()
+
+
+def _save(trainer: Any, tokenizer: Any, root: Path, lora: bool) -> Path:
+    checkpoint = root / "checkpoint"
+    network = trainer.accelerator.unwrap_model(trainer.model)
+    if lora:
+        network.save_pretrained(root / "adapter")
+        network = network.merge_and_unload()
+    network.save_pretrained(checkpoint)
+    tokenizer.save_pretrained(checkpoint)
+    return checkpoint
+
+
+def _plot(history: list[RolloutStats], path: Path) -> None:
+    points = [(s.step, s.mean_reward) for s in history if s.mean_reward is not None]
+    if not points:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("mean reward (train episodes)")
+    ax.set_ylim(-0.05, 1.05)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("workgym", "torch", "transformers", "trl", "peft", "datasets"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found

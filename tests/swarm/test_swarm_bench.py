@@ -1,0 +1,150 @@
+"""Plumbing of bench/swarm_real.py against a real local HTTP server (FakeChatServer).
+
+The fake server plays scripted agents for `workgym/toy-rules` (look the code up, then submit it,
+upper-cased when a rule says so), a planner, a checker and a reflector. Its numbers check that
+the study runs end to end over HTTP; they are not results, let alone learning results.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.chat_server import FakeChatServer, ScriptedReply, text, tool_calls
+from workgym.train.playbook.toyrules import GOOD_RULE
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "swarm_real.py"
+
+
+class SwarmServer(FakeChatServer):
+    def _take(self, body: dict[str, Any], headers: dict[str, str]) -> ScriptedReply:
+        with self._lock:
+            self.requests.append(body)
+        messages = body["messages"]
+        last = messages[-1]["content"] or ""
+        if not body.get("tools"):
+            if "# Current playbook" in last:  # the reflector
+                lesson = {"op": "ADD", "section": "format", "text": GOOD_RULE, "evidence": ["E1"]}
+                return text(json.dumps({"diagnoses": ["case"], "lessons": [lesson]}))
+            if "Reply APPROVE" in last:  # the checker
+                return text("APPROVE")
+            return text("1. look the part up 2. submit its code")  # the planner
+        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+        results = [m for m in messages if m["role"] == "tool"]
+        if not results:
+            task = next(m["content"] for m in messages if m["role"] == "user")
+            part = re.search(r"'([^']+)'", task)
+            return tool_calls(("lookup_code", {"name": part.group(1) if part else ""}))
+        code = results[-1]["content"]
+        upper = "upper case" in system or int(body.get("seed") or 0) % 3 == 0
+        return tool_calls(("submit_code", {"code": code.upper() if upper else code}))
+
+
+def load_bench() -> Any:
+    spec = importlib.util.spec_from_file_location("swarm_real_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COMMON = [
+    "--model",
+    "fake-7b",
+    "--env",
+    "workgym/toy-rules",
+    "--ks",
+    "2",
+    "--max-attempts",
+    "6",
+    "--concurrency",
+    "4",
+    "--no-progress",
+]
+
+
+def test_bench_runs_the_full_study_against_an_http_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = load_bench()
+    with SwarmServer() as server:
+        code = bench.main(
+            [
+                "--base-url",
+                server.base_url,
+                *COMMON,
+                "--n",
+                "3",
+                "--out",
+                str(tmp_path),
+                "--max-iterations",
+                "1",
+                "--group-size",
+                "2",
+                "--batch-size",
+                "2",
+                "--dev-k",
+                "1",
+                "--gate-tasks",
+                "2",
+            ]
+        )
+        requests = list(server.requests)
+    assert code == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    for title in ("untrained: swarm vs one agent", "trained: swarm vs one trained agent"):
+        assert title in printed
+    assert "trained swarm vs untrained swarm" in printed and "matched cost:" in printed
+    study = json.loads((tmp_path / "swarm_study.json").read_text())
+    assert set(study["answers"]) == {
+        "untrained_swarm_vs_single",
+        "trained_swarm_vs_trained_single",
+        "trained_swarm_vs_untrained_swarm",
+    }
+    assert set(study["runs"]) == {
+        f"single{s}{a}" for s in ("", "+pb") for a in ("", "-sc2", "@swarm")
+    } | {"swarm", "swarm+pb"}
+    assert study["playbooks"]["swarm"] and GOOD_RULE in study["playbooks"]["swarm"]
+    swarm_run = json.loads((Path(study["runs"]["swarm"]) / "run.json").read_text())
+    matched_run = json.loads((Path(study["runs"]["single@swarm"]) / "run.json").read_text())
+    assert swarm_run["policy"]["team"]["n"] == 3
+    budget = matched_run["policy"]["team"]["budget_tokens"]
+    swarm_tokens = [
+        json.loads(line)["usage"]
+        for line in (Path(study["runs"]["swarm"]) / "episodes.jsonl").open()
+    ]
+    mean = sum(u["prompt_tokens"] + u["completion_tokens"] for u in swarm_tokens) / len(
+        swarm_tokens
+    )
+    assert budget == max(1, round(mean))  # the single agent got the swarm's measured budget
+    for folder in (tmp_path / "compare").iterdir():
+        assert (folder / "compare.png").read_bytes()[:4] == b"\x89PNG"
+        assert json.loads((folder / "compare.json").read_text())["items"] == 6
+    assert all(r["model"] == "fake-7b" for r in requests)
+    assert any(not r.get("tools") for r in requests)  # the reflector was asked over HTTP
+    assert all("seed" in r for r in requests if r.get("tools"))
+
+
+def test_bench_runs_a_role_swarm_untrained(tmp_path: Path) -> None:
+    bench = load_bench()
+    with SwarmServer() as server:
+        code = bench.main(
+            [
+                *("--base-url", server.base_url, *COMMON),
+                *("--swarm", "roles", "--no-train", "--out", str(tmp_path)),
+            ]
+        )
+        requests = list(server.requests)
+    assert code == 0
+    study = json.loads((tmp_path / "swarm_study.json").read_text())
+    assert list(study["answers"]) == ["untrained_swarm_vs_single"]
+    assert study["swarm"]["roles"] == ["planner", "executor", "checker"]
+    checker_calls = [r for r in requests if "Reply APPROVE" in r["messages"][-1]["content"]]
+    assert checker_calls  # one review per submission, over HTTP
+    line = json.loads((Path(study["runs"]["swarm"]) / "episodes.jsonl").read_text().splitlines()[0])
+    assert [a["role"] for a in line["agents"]] == ["planner", "executor", "checker"]
