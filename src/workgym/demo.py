@@ -98,7 +98,17 @@ async def demo(root: Path) -> int:
         f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/; "
         f"next: workgym summary {runs}/scripted_oracle"
     )
-    return 0 if check.passed else 1
+    if not check.passed:
+        failed = ", ".join(i.name for i in check.items if not i.passed)
+        console.print(
+            f"[bold red]admission not granted[/]: {failed}. The findings above are real: "
+            "training and certification refuse this environment until they are fixed "
+            "(or forced, which is recorded). See docs/guards.md."
+        )
+    # The demo fails only when the environment itself is wrong: an oracle that cannot solve a
+    # task or a verdict that changes between scorings. A probe finding is a reported result.
+    core = {"oracle solves every task", "verdicts are deterministic"}
+    return 0 if all(i.passed for i in check.items if i.name in core) else 1
 
 
 def main() -> None:
