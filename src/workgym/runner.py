@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from rich.progress import (
 
 from workgym.environment import Environment, load
 from workgym.episode import Episode, run_episode
+from workgym.executors.base import Job
 from workgym.models.base import Model, ModelError, Sampling, TaskAwareModel
 from workgym.policy import Policy
 from workgym.runs import RunDir, RunSpec
@@ -184,64 +185,45 @@ async def eval_async(
     todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done]
     total = len(tasks) * epochs
     _install_speed_text()
+    job = Job(environment, policy, split, seed, todo, concurrency, max_retries, retry_backoff_s)
     try:
         with _Progress(progress, total, total - len(todo), f"eval {environment.id}") as bar:
-            if executor != "asyncio":
-                await _dispatch(
-                    executor,
-                    address,
-                    environment,
-                    policy,
-                    split,
-                    seed,
-                    todo,
-                    run_dir,
-                    bar,
-                    concurrency,
-                    max_retries,
-                    retry_backoff_s,
-                )
-                return Run(run_dir)
-            await _drive(
-                environment,
-                policy,
-                split,
-                seed,
-                todo,
-                run_dir,
-                bar,
-                concurrency,
-                max_retries,
-                retry_backoff_s,
-            )
+
+            def record(episode: Episode) -> None:  # this process stays the only writer
+                run_dir.append(episode)
+                bar.advance(episode.outcome == "error")
+
+            if executor == "asyncio":
+                await _drive(job, record)
+            else:
+                from workgym.executors import resolve_executor
+
+                await resolve_executor(executor, address=address).run(job, record)
     finally:
         run_dir.close()
     return Run(run_dir)
 
 
-async def _drive(
-    env: Environment,
-    policy: Policy,
-    split: str,
-    seed: int,
-    todo: list[tuple[Task, int]],
-    run_dir: RunDir,
-    bar: _Progress,
-    concurrency: int,
-    max_retries: int,
-    retry_backoff_s: float,
-) -> None:
-    items = iter(todo)
+async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
+    """The default executor: a bounded pool of workers on this event loop."""
+    items = iter(job.todo)
 
     async def worker() -> None:
         for task, epoch in items:  # one shared iterator: each item is taken exactly once
-            episode = await _attempt(
-                env, policy, task, epoch, split, seed, max_retries, retry_backoff_s
+            record(
+                await _attempt(
+                    job.env,
+                    job.policy,
+                    task,
+                    epoch,
+                    job.split,
+                    job.run_seed,
+                    job.max_retries,
+                    job.retry_backoff_s,
+                )
             )
-            run_dir.append(episode)
-            bar.advance(episode.outcome == "error")
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(todo)))]
+    workers = [asyncio.create_task(worker()) for _ in range(min(job.concurrency, len(job.todo)))]
     try:
         await asyncio.gather(*workers)
     except BaseException:
@@ -249,31 +231,6 @@ async def _drive(
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         raise
-
-
-async def _dispatch(
-    executor: str | Executor,
-    address: str | None,
-    env: Environment,
-    policy: Policy,
-    split: str,
-    seed: int,
-    todo: list[tuple[Task, int]],
-    run_dir: RunDir,
-    bar: _Progress,
-    concurrency: int,
-    max_retries: int,
-    retry_backoff_s: float,
-) -> None:
-    """Hand the unfinished episodes to another executor; this process stays the only writer."""
-    from workgym.executors import Job, resolve_executor
-
-    def record(episode: Episode) -> None:
-        run_dir.append(episode)
-        bar.advance(episode.outcome == "error")
-
-    job = Job(env, policy, split, seed, todo, concurrency, max_retries, retry_backoff_s)
-    await resolve_executor(executor, address=address).run(job, record)
 
 
 async def _attempt(
