@@ -20,7 +20,7 @@ import duckdb
 
 from workgym.verifiers.sql_query_facts import LOCAL_ALIAS, ColumnRef, QueryFacts
 
-STRATEGIES = ("sample", "boundary", "duplicates", "nulls", "orphans", "ties", "mixed")
+STRATEGIES = ("sample", "boundary", "duplicates", "nulls", "orphans", "unlink", "ties", "mixed")
 _INTS = {
     "TINYINT",
     "SMALLINT",
@@ -199,6 +199,7 @@ class Stage:
             "duplicates": lambda: self._duplicates(cat, seed),
             "nulls": lambda: self._nulls(cat, seed),
             "orphans": lambda: self._orphans(cat, seed),
+            "unlink": lambda: self._unlink(cat, seed),
             "ties": lambda: self._ties(cat, seed),
             "mixed": lambda: sum(
                 f(cat, seed) for f in (self._boundary, self._duplicates, self._nulls, self._orphans)
@@ -317,6 +318,30 @@ class Stage:
                     f"INSERT INTO {f} SELECT * REPLACE (NULL AS {qi(fact[1])}) FROM {f}"
                     f" ORDER BY hash(rowid, {seed}) LIMIT 1"
                 )
+        return applied
+
+    def _unlink(self, cat: str, seed: int) -> int:
+        """Change which dimension keys are used: delete every fact row of a third of the join-key
+        values (used keys become unused), and add a dimension row under a fresh key (a new key
+        no fact uses). This separates an anti-join from a pasted list of the real answer's keys,
+        which no other variant changes."""
+        applied = 0
+        for a, b in self.facts.joins:
+            dim, fact = (a, b) if a in self.unique and b not in self.unique else (b, a)
+            f, fc = self._t(cat, fact[0]), qi(fact[1])
+            d, dc = self._t(cat, dim[0]), qi(dim[1])
+            pick = f"FROM {d} ORDER BY hash(rowid, {seed}) LIMIT 1"
+            applied += self._try(
+                f"INSERT INTO {d} SELECT * REPLACE ({dc} || '_wg{seed % 1000}' AS {dc}) {pick}"
+            ) or self._try(
+                f"INSERT INTO {d} SELECT * REPLACE ((SELECT max({dc}) FROM {d}) + 1 + {seed % 1000}"
+                f" AS {dc}) {pick}"
+            )
+            applied += self._try(
+                f"DELETE FROM {f} WHERE {fc} IN (SELECT {fc} FROM (SELECT DISTINCT {fc} FROM {f}"
+                f" WHERE {fc} IN (SELECT {dc} FROM {d})) ORDER BY hash({fc}, {seed})"
+                f" LIMIT greatest(1, (SELECT count(DISTINCT {fc}) FROM {f}) // 3))"
+            )
         return applied
 
     def _ties(self, cat: str, seed: int) -> int:
