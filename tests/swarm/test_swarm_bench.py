@@ -7,18 +7,16 @@ the study runs end to end over HTTP; they are not results, let alone learning re
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes.chat_server import FakeChatServer, ScriptedReply, text, tool_calls
+from fakes.chat_server import FakeChatServer, ScriptedReply, text
+from fakes.toy_rules_agent import agent_reply
+from fakes.toy_rules_agent import load_bench as load_script
 from workgym.train.playbook.toyrules import GOOD_RULE
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "swarm_real.py"
 
 
 class SwarmServer(FakeChatServer):
@@ -34,23 +32,11 @@ class SwarmServer(FakeChatServer):
             if "Reply APPROVE" in last:  # the checker
                 return text("APPROVE")
             return text("1. look the part up 2. submit its code")  # the planner
-        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
-        results = [m for m in messages if m["role"] == "tool"]
-        if not results:
-            task = next(m["content"] for m in messages if m["role"] == "user")
-            part = re.search(r"'([^']+)'", task)
-            return tool_calls(("lookup_code", {"name": part.group(1) if part else ""}))
-        code = results[-1]["content"]
-        upper = "upper case" in system or int(body.get("seed") or 0) % 3 == 0
-        return tool_calls(("submit_code", {"code": code.upper() if upper else code}))
+        return agent_reply(body)
 
 
 def load_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("swarm_real_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("swarm_real.py")
 
 
 COMMON = [

@@ -6,18 +6,16 @@ the playbook says so) and a scripted reflector; the numbers it produces are not 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes.chat_server import FakeChatServer, ScriptedReply, text, tool_calls
+from fakes.chat_server import FakeChatServer, ScriptedReply, text
+from fakes.toy_rules_agent import agent_reply
+from fakes.toy_rules_agent import load_bench as load_script
 from workgym.train.playbook.toyrules import GOOD_RULE
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "playbook_real.py"
 
 
 class ToyRulesServer(FakeChatServer):
@@ -27,27 +25,14 @@ class ToyRulesServer(FakeChatServer):
     def _take(self, body: dict[str, Any], headers: dict[str, str]) -> ScriptedReply:
         with self._lock:
             self.requests.append(body)
-        messages = body["messages"]
         if not body.get("tools"):
             lesson = {"op": "ADD", "section": "format", "text": GOOD_RULE, "evidence": ["E1", "E2"]}
             return text(json.dumps({"diagnoses": ["case"], "lessons": [lesson]}))
-        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
-        results = [m for m in messages if m["role"] == "tool"]
-        if not results:
-            task = next(m["content"] for m in messages if m["role"] == "user")
-            part = re.search(r"'([^']+)'", task)
-            return tool_calls(("lookup_code", {"name": part.group(1) if part else ""}))
-        code = results[-1]["content"]
-        upper = "upper case" in system or int(body.get("seed") or 0) % 3 == 0
-        return tool_calls(("submit_code", {"code": code.upper() if upper else code}))
+        return agent_reply(body)
 
 
 def load_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("playbook_real_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("playbook_real.py")
 
 
 def test_bench_runs_the_full_comparison_against_an_http_endpoint(
