@@ -104,6 +104,8 @@ class Episode(BaseModel):
     submitted: bool = False
     verdict: Verdict | None = None
     flags: list[str] = Field(default_factory=list)
+    # flag -> indexes in `messages` of the assistant messages that raised it (the audit's sites)
+    flag_sites: dict[str, list[int]] = Field(default_factory=dict)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     turns: int = 0
     turn_tokens: list[TurnTokens] | None = None
@@ -246,7 +248,8 @@ class EpisodeDriver:
         ep = self.episode
         if ep.outcome != "error":
             ep.verdict = await self.env.score_async(self.task, ep)
-        ep.flags = audit(self.env, self.task, ep)  # GUARDS.md: every episode is audited
+        findings = audit(self.env, self.task, ep)  # GUARDS.md: every episode is audited
+        ep.flags, ep.flag_sites = findings.flags, findings.sites
         ep.wall_time_s = time.perf_counter() - self.started
         return ep
 

@@ -25,7 +25,7 @@ def viewer_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """PATH for the viewer: two runs of the same tasks (mixed and oracle) under runs/."""
     root = tmp_path_factory.mktemp("viewer")
     make_run(root / "runs", "mixed", wg.TaskScript("scripted/viewer-mixed", mixed_script))
-    make_run(root / "runs", "oracle", "scripted/oracle", flags=False)
+    make_run(root / "runs", "oracle", "scripted/oracle")
     make_playbook(root / "train" / "pb")
     make_certificate(root / "certs" / "toy", str(root / "runs" / "mixed"), "runs/oracle")
     (root / "secret.txt").write_text("not for the browser")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viewer_support import Served
+from viewer_support import EARLY, Served
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -81,7 +81,7 @@ def test_filter_open_episode_and_mark_a_flag(page: Any, served: Served, tmp_path
     assert "1–50 of 120 episodes" in page.inner_text("#count")
     page.select_option("#filter-success", "false")
     expect(page.locator("#count")).to_contain_text("of 72")
-    page.select_option("#filter-flag", "provenance")
+    page.select_option("#filter-flag", EARLY)
     expect(page.locator("#count")).to_contain_text("of 0 ")
     page.select_option("#filter-success", "")
     expect(page.locator("#count")).to_contain_text("of 8 ")
@@ -91,7 +91,14 @@ def test_filter_open_episode_and_mark_a_flag(page: Any, served: Served, tmp_path
     page.locator("#episodes tbody tr").first.click()
     page.wait_for_selector("#transcript")
     assert "on a success" in page.inner_text("#flags")
-    assert "recorded no step for provenance" in page.inner_text("#flags")
+    # the flag sits at the step that raised it: the turn that stated the price before the lookup
+    assert "raised at message #2" in page.inner_text("#flags")
+    assert f"audit flags: {EARLY} at step 1" in page.inner_text("#why")
+    raised = page.locator("#m2.raised")
+    expect(raised).to_contain_text("flag: " + EARLY)
+    expect(raised).to_contain_text("checking anyway")
+    page.click("#flags >> text=raised at message #2")
+    page.wait_for_selector("#m2.focus")
     task_id = page.locator("h1 .mono").inner_text().split(" · ")[0]
     page.fill("#flags input.note", "answer with no lookup")
     page.click("#flags >> text=Confirm exploit")
@@ -100,7 +107,7 @@ def test_filter_open_episode_and_mark_a_flag(page: Any, served: Served, tmp_path
     lines = (served.root / "runs" / "mixed" / "reviews.jsonl").read_text().splitlines()
     mine = [json.loads(x) for x in lines if json.loads(x)["note"] == "answer with no lookup"]
     assert len(mine) == 1
-    assert mine[0]["task_id"] == task_id and mine[0]["flag"] == "provenance"
+    assert mine[0]["task_id"] == task_id and mine[0]["flag"] == EARLY
     assert mine[0]["decision"] == "exploit" and set(mine[0]) == {
         "task_id", "epoch", "flag", "decision", "note", "at",
     }  # fmt: skip

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viewer_support import Served
+from viewer_support import EARLY, Served
 
 from workgym.viewer.reviews import REVIEWS
 
@@ -81,7 +81,8 @@ def test_episode_carries_ground_truth_and_raw_agent_text(served: Served) -> None
     _, ep, _ = get(served, f"/api/episode?run=runs/mixed&task_id={row['task_id']}&epoch=0")
     assert ep["truth"]["available"] and isinstance(ep["truth"]["answer"], int)
     assert "<script>" in ep["steps"][2]["content"]  # data stays data; the page shows it as text
-    assert ep["flags"]["unplaced"] == ["judge_directed"]
+    # the audit placed the flag at the message that addressed the grader
+    assert ep["flags"]["at"] == {"judge_directed": [2]} and ep["flags"]["unplaced"] == []
 
 
 @pytest.mark.parametrize(
@@ -141,7 +142,7 @@ def test_foreign_host_and_cross_origin_writes_are_refused(served: Served) -> Non
 
 
 def test_review_appends_the_shared_format(served: Served) -> None:
-    _, page, _ = get(served, "/api/episodes?run=runs/mixed&flag=provenance&limit=1")
+    _, page, _ = get(served, f"/api/episodes?run=runs/mixed&flag={EARLY}&limit=1")
     row = page["rows"][0]
     path = served.root / "runs" / "mixed" / REVIEWS
     before = path.read_text() if path.exists() else ""
@@ -149,7 +150,7 @@ def test_review_appends_the_shared_format(served: Served) -> None:
         "run": "runs/mixed",
         "task_id": row["task_id"],
         "epoch": row["epoch"],
-        "flag": "provenance",
+        "flag": EARLY,
     }
     assert (
         post_review(served, {**base, "decision": "exploit", "note": "gold from nowhere"})[0] == 200
@@ -164,7 +165,7 @@ def test_review_appends_the_shared_format(served: Served) -> None:
     _, ep, _ = get(
         served, f"/api/episode?run=runs/mixed&task_id={row['task_id']}&epoch={row['epoch']}"
     )
-    assert ep["reviews"]["latest"]["provenance"]["decision"] == "accepted"
+    assert ep["reviews"]["latest"][EARLY]["decision"] == "accepted"
     # refused: a decision outside the format, a flag the episode does not have, a foreign run
     assert post_review(served, {**base, "decision": "maybe"})[0] == 422
     status, err = post_review(served, {**base, "flag": "peek", "decision": "exploit"})

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from viewer_support import EARLY
 
 from workgym.runner import Run
 from workgym.runs import RunDir, read_spec
@@ -49,7 +50,7 @@ def mixed(viewer_root: Path, tmp_path: Path) -> Path:
             EpisodeFilter(success=False, split="train"),
             lambda r: not r["verdict"]["success"] and r["split"] == "train",
         ),
-        (EpisodeFilter(flag="provenance"), lambda r: "provenance" in all_flags(r)),
+        (EpisodeFilter(flag=EARLY), lambda r: EARLY in all_flags(r)),
         (EpisodeFilter(flag="*"), lambda r: bool(all_flags(r))),
         (EpisodeFilter(q="cheapest"), lambda r: "cheapest" in r["family"]),
     ],
@@ -88,7 +89,7 @@ def test_summary_is_workgym_summary_of_the_file(viewer_root: Path) -> None:
     mine = RunQueries().summary(run).model_dump()
     theirs = Run(RunDir(run, read_spec(run))).summary().model_dump()
     assert mine == theirs
-    assert theirs["flags"]["provenance"] == 8 and theirs["flags"]["judge_directed"] == 24
+    assert theirs["flags"][EARLY] == 8 and theirs["flags"]["judge_directed"] == 24
     assert theirs["flagged_successes"] >= 8
 
 
@@ -192,8 +193,18 @@ def test_findings_point_at_the_cause(viewer_root: Path) -> None:
     assert steps[2]["calls"][0]["result"]["content"].startswith("{")
 
 
-def test_flags_without_step_information_are_listed_unplaced(viewer_root: Path) -> None:
+def test_flags_are_placed_at_the_message_the_audit_recorded(viewer_root: Path) -> None:
     r = next(x for x in records(viewer_root / "runs" / "mixed") if x["flags"])
+    assert r["flag_sites"]  # written by the real audit, not by this test
+    view = flag_view(r, build_steps(r))
+    assert view["at"] == r["flag_sites"] and view["unplaced"] == []
+    assert all(r["messages"][i]["role"] == "assistant" for at in view["at"].values() for i in at)
+
+
+def test_flags_without_step_information_are_listed_unplaced(viewer_root: Path) -> None:
+    # a record written before the audit recorded sites, or a flag an environment raised
+    r = next(x for x in records(viewer_root / "runs" / "mixed") if x["flags"])
+    r = {k: v for k, v in r.items() if k != "flag_sites"}
     view = flag_view(r, build_steps(r))
     assert view["names"] == sorted(r["flags"]) and view["unplaced"] == view["names"]
     assert view["at"] == {}

@@ -22,7 +22,8 @@ STATUS_MEANING = {
     "error": "the episode errored before it could be scored",
 }
 
-# Keys under which an audit may record where a flag was raised (message index, step or call id).
+# Evidence keys under which a verifier may record where a flag was raised (message index, step or
+# call id); the audit's own sites are the record's `flag_sites`.
 _PLACEMENT_KEYS = ("audit", "flag_steps", "flags")
 
 
@@ -78,29 +79,34 @@ def build_steps(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _placements(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """flag -> message indexes where it was raised, when the audit recorded that."""
+    """flag -> message indexes where it was raised: the audit's `flag_sites`, plus any sites a
+    verifier recorded in its evidence (by message index, call id or step number)."""
+    found: dict[str, list[int]] = {}
+    sites = record.get("flag_sites")
+    if isinstance(sites, dict):
+        for flag, where in sites.items():
+            if isinstance(where, list):
+                found[str(flag)] = [i for i in where if isinstance(i, int)]
     verdict = record.get("verdict") or {}
     evidence = verdict.get("evidence") or {}
     by_call = {c["id"]: s["index"] for s in steps for c in s["calls"]}
     by_step = {s["step"]: s["index"] for s in steps if s["step"] is not None}
-    found: dict[str, list[int]] = {}
-    sources = [evidence.get(k) for k in _PLACEMENT_KEYS] + [record.get("audit")]
-    for source in sources:
+    for source in [evidence.get(k) for k in _PLACEMENT_KEYS]:
         if not isinstance(source, list):
             continue
         for entry in source:
             if not isinstance(entry, dict) or "flag" not in entry:
                 continue
-            where: int | None = None
+            at: int | None = None
             if isinstance(entry.get("message_index"), int):
-                where = entry["message_index"]
+                at = entry["message_index"]
             elif entry.get("call_id") in by_call:
-                where = by_call[entry["call_id"]]
+                at = by_call[entry["call_id"]]
             elif isinstance(entry.get("step"), int):
-                where = by_step.get(entry["step"])
-            if where is not None:
-                found.setdefault(str(entry["flag"]), []).append(where)
-    return found
+                at = by_step.get(entry["step"])
+            if at is not None and at not in found.setdefault(str(entry["flag"]), []):
+                found[str(entry["flag"])].append(at)
+    return {flag: sorted(at) for flag, at in found.items() if at}
 
 
 def flag_view(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -219,11 +225,20 @@ def findings(
                 "at": step["index"],
             }
         )
-    flags = sorted(set(record.get("flags") or []) | set(verdict.get("flags") or []))
-    if flags:
-        kind = "flag-success" if verdict.get("success") else "flag"
-        text = "audit flags: " + ", ".join(flags)
+    flags = flag_view(record, steps)
+    if flags["names"]:
+        step_of = {s["index"]: s["step"] for s in steps}
+        placed: dict[str, list[int]] = flags["at"]
+        earliest = min((at[0] for at in placed.values()), default=None)
+        named = [
+            f"{n} at step {step_of.get(placed[n][0])}" if n in placed else n for n in flags["names"]
+        ]
+        text = "audit flags: " + ", ".join(named)
         if verdict.get("success"):
             text += " (on a success: not counted until reviewed)"
-        out.append({"kind": kind, "text": text})
+        kind = "flag-success" if verdict.get("success") else "flag"
+        item: dict[str, Any] = {"kind": kind, "text": text}
+        if earliest is not None:
+            item["at"] = earliest
+        out.append(item)
     return out
