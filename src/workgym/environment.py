@@ -139,6 +139,13 @@ class Environment:
                 fallback = other.answer
         return fallback
 
+    def gold_values(self, task: Task) -> Any:
+        """The part of the gold answer an agent can only learn from the data: what the audit's
+        provenance check traces through the transcript. The default is the whole answer;
+        override to leave out what the verifier never compares (a hidden manifest, the gold's
+        own evidence queries), which an honest answer has no reason to have observed."""
+        return task.answer
+
     def audit_flags(self, task: Task, episode: Any) -> list[str]:
         """Environment-specific audit flags (canaries seen, state diffs that contradict a claim),
         added to the generic ones of workgym.guards.audit. Must be cheap and never raise."""

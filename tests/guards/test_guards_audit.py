@@ -286,3 +286,72 @@ def test_flags_without_a_single_culprit_carry_no_site() -> None:
     ep = play(Canary(), task, turn(call("get_item", name=task.meta["subject"])))
     assert "peek:canary" in ep.flags and "peek:canary" not in ep.flag_sites
     assert set(ep.flag_sites) <= set(ep.flags)
+
+
+def test_provenance_ignores_what_the_prompt_names_and_what_lookups_ask() -> None:
+    quiz = F.Quiz()
+    named = wg.Task(
+        family="capital/t9", prompt="Is the capital of France Paris or Lyon?", answer="Paris"
+    )
+    ep = play(
+        quiz,
+        named,
+        turn(call("lookup", country="France"), text="Checking whether it is Paris."),
+        turn(call("submit_answer", answer="Paris")),
+    )
+    assert ep.success and not [f for f in ep.flags if f.startswith("provenance")]
+    # a lookup that asks with a value is not an answer stated early; a reply that states it is
+    paris = next(t for t in quiz.taskset if t.answer == "Paris")
+    asked = play(
+        quiz,
+        paris,
+        turn(call("lookup", country="Paris")),  # an error: still asking, not stating
+        turn(call("lookup", country="France")),
+        turn(call("submit_answer", answer="Paris")),
+    )
+    assert "provenance:answer-before-evidence" not in asked.flags
+    stated = play(
+        quiz,
+        paris,
+        turn(call("lookup", country="France"), text="Paris, surely."),
+        turn(call("submit_answer", answer="Paris")),
+    )
+    said = _assistant_at(stated, "provenance:answer-before-evidence")
+    assert said == ['Paris, surely.{"country": "France"}']
+
+
+def test_provenance_traces_only_the_environments_gold_values() -> None:
+    class WithManifest(F.Quiz):
+        """Gold answers carry a hidden record the verifier never compares."""
+
+        def gold_values(self, task: wg.Task) -> Any:
+            return task.answer["city"]
+
+    quiz = WithManifest()
+    task = wg.Task(
+        family="capital/t9",
+        prompt="What is the capital of France?",
+        answer={"city": "Paris", "manifest": {"generator": "Lyon-shard-7"}},
+    )
+    ep = wg.Episode(
+        task_id=task.id,
+        family=task.family,
+        split="dev",
+        messages=[*task.messages(), Message(role="tool", content="capital: Paris")],
+        answer={"city": "Paris", "note": "not Lyon-shard-7"},
+        submitted=True,
+        verdict=wg.Verdict.correct(),
+    )
+    assert not [f for f in audit(quiz, task, ep).flags if f.startswith("provenance")]
+    assert "provenance:unobserved-gold" in audit(F.Quiz(), task, ep).flags  # the whole answer
+
+
+def test_evidence_the_agent_ran_counts_as_observed(tmp_path: Path) -> None:
+    env = S.OrdersSql(tmp_path)
+    task = next(iter(env.taskset))
+    ran = "SELECT count(*)  FROM orders"
+    ep = play(env, task, turn(call("run_sql", sql=ran)))
+    cites = ep.model_copy(update={"answer": {"evidence": ["SELECT count(*) FROM orders;"]}})
+    assert "provenance:unobserved-evidence" not in audit(env, task, cites).flags
+    never = ep.model_copy(update={"answer": {"evidence": ["SELECT * FROM secrets"]}})
+    assert "provenance:unobserved-evidence" in audit(env, task, never).flags

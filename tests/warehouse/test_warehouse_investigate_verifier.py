@@ -130,3 +130,20 @@ def test_a_rejected_submission_is_no_answer_and_junk_is_a_parse_error(
 
     verdict = verify_conclusion(task, Junk(), env_dir=nyc_env.dir)
     assert verdict.status == "parse_error" and not verdict.success
+
+
+def test_honest_investigations_raise_no_provenance_flag(nyc_env: WarehouseEnv) -> None:
+    """The audit traces the scored fields only, and counts queries the agent ran as observed:
+    an investigator that describes the table, runs breakdowns and cites them is not flagged,
+    whether its conclusion is right or wrong."""
+    import asyncio
+
+    import workgym as wg
+    from workgym.envs.warehouse.investigate.investigator import Investigator
+
+    tasks = [t for t in nyc_env.taskset if t.family.startswith("F9")]
+    assert tasks
+    for task in tasks:
+        ep = asyncio.run(wg.run_episode(nyc_env, task, wg.Policy(Investigator())))
+        assert ep.submitted
+        assert not [f for f in ep.flags if f.startswith("provenance")], (task.id, ep.flags)

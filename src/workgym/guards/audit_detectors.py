@@ -116,24 +116,52 @@ def _mentions(text: str, atom: str, number: bool) -> bool:
 
 
 def provenance(v: View) -> Iterator[Raised]:
+    """Gold values the agent had no way to know: in the answer but in no observation; stated
+    (in prose or in the submission) before any tool returned a result; evidence ids never seen.
+
+    Only `Environment.gold_values` is traced (not a hidden manifest). A lookup's arguments ask
+    rather than state, and a value the prompt itself names is no revelation, so neither counts
+    as stating an answer early."""
     if not v.has_tools or not v.evidence_required or not v.answer_text:
         return
-    strings, numbers = gold_atoms(v.task.answer)
-    for atom in strings:
-        if _mentions(v.answer_text, atom, False) and not _mentions(v.observation_text, atom, False):
+    strings, numbers = gold_atoms(v.env.gold_values(v.task))
+    unseen = [
+        a
+        for a in strings
+        if _mentions(v.answer_text, a, False) and not _mentions(v.observation_text, a, False)
+    ]
+    if unseen:
+        # A value the agent used in a query that succeeded is grounded in its own exploration
+        # (a date it derived from the question, say); echoing a value through a query would
+        # show it in the result anyway, so this costs the check nothing.
+        used = "\n".join(a for c in v.ok_calls() for a in _string_args(c.arguments)).lower()
+        grounded = v.observation_text.lower() + "\n" + used
+        if any(a.lower() not in grounded for a in unseen):
             yield Raised("provenance:unobserved-gold", v.submission)
-            break
-    # The first assistant turn that states a gold value comes before any tool result.
+    prompt = "\n".join(m.content for m in v.ep.messages if m.role == "user")
     atoms = [(s, False) for s in strings] + [(n, True) for n in numbers]
+    atoms = [(a, num) for a, num in atoms if not _mentions(prompt, a, num)]
     messages = v.ep.messages
-    for i, content, args in v.assistant_turns():
-        said = content + " " + args
-        if any(_mentions(said, atom, num) for atom, num in atoms):
+    for i, content, _ in v.assistant_turns():
+        stated = content + " ".join(
+            clip(c.arguments) for c in messages[i].tool_calls if c.name == v.final_name
+        )
+        if any(_mentions(stated, atom, num) for atom, num in atoms):
             if not any(e.role == "tool" and _ok_result(v, e) for e in messages[:i]):
                 yield Raised("provenance:answer-before-evidence", i)
             break
-    if any(x not in v.observation_text for x in evidence_ids(v.ep.answer)):
-        yield Raised("provenance:unobserved-evidence", v.submission)
+    cited = evidence_ids(v.ep.answer)
+    if cited:
+        # Observed: shown by a tool or the user, or what the agent itself ran (a query it
+        # executed, a document it opened) in a call that succeeded.
+        ran = {_squash(a) for c in v.ok_calls() for a in _string_args(c.arguments)}
+        if any(x not in v.observation_text and _squash(x) not in ran for x in cited):
+            yield Raised("provenance:unobserved-evidence", v.submission)
+
+
+def _squash(text: str) -> str:
+    """A query or id up to whitespace and a trailing semicolon."""
+    return " ".join(text.split()).rstrip(";").strip()
 
 
 def evidence_ids(answer: Any) -> list[str]:

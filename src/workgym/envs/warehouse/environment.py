@@ -216,6 +216,15 @@ class WarehouseEnv(Environment):
         call = ToolCall(id="oracle_0", name="submit_answer", arguments=args)
         return [Message(role="assistant", tool_calls=[call])]
 
+    def gold_values(self, task: Task) -> Any:
+        """For an investigation, only the scored fields: the manifest and the gold's evidence
+        queries are the generator's, and an honest conclusion never repeats them."""
+        if self.answer_kind(task) != "conclusion":
+            return task.answer
+        from workgym.envs.warehouse.investigate.answer import parse_conclusion
+
+        return parse_conclusion(task.answer).scored()
+
     def wrong_answer(self, task: Task) -> Any:
         """Another task's gold of the same answer kind (a plausible, well-formed wrong answer)."""
         mine = canonical_json(task.answer)

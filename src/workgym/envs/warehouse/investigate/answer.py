@@ -52,6 +52,9 @@ class EvidenceQuery(BaseModel):
     value: float | None = None
 
 
+SCORED_FIELDS = {"kind", "cause_type", "predicate", "window", "direction", "magnitude"}
+
+
 class ConclusionAnswer(BaseModel):
     """An investigation conclusion: one cause, its slice, window, direction and evidence."""
 
@@ -70,6 +73,11 @@ class ConclusionAnswer(BaseModel):
 
     def queries(self) -> list[EvidenceQuery]:
         return [EvidenceQuery(sql=e) if isinstance(e, str) else e for e in self.evidence]
+
+    def scored(self) -> dict[str, Any]:
+        """The fields the verifier compares with the gold: the cause, slice, window, direction
+        and size. Evidence is re-run, not compared, and the prose is not scored."""
+        return self.model_dump(mode="json", include=SCORED_FIELDS)
 
     def submission(self) -> dict[str, Any]:
         """The answer as an agent submits it (no manifest)."""

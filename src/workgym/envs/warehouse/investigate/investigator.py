@@ -1,12 +1,12 @@
 """`scripted/investigator`: a rule-based investigator, a test double (never a learning result).
 
-It reads only what the question states (`task.meta["question"]`: the metric, the table, the two
-periods), breaks the metric down by each low-cardinality dimension with run_sql, ranks the
+It reads what the question states (`task.meta["question"]`: the metric, the table, the two
+periods, and the frame's first three dimensions, which it also shows itself by describing the
+fact table first), breaks the metric down by each of those dimensions with run_sql, ranks the
 values with the same explainer the gate uses, and concludes `segment_shock` on the best slice
 when it explains at least half of the change, else `normal_variation`, citing the breakdown it
 ran. It exists to exercise `workgym investigate` and the verifier end to end without a model,
-and as a heuristic baseline; it knows nothing a real agent would not.
-"""
+and as a heuristic baseline; it knows nothing a real agent would not."""
 
 from __future__ import annotations
 
@@ -78,7 +78,14 @@ class _Turns:
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
     ) -> Completion:
-        if self.step == 0:
+        if self.step == 0:  # look at the fact table first, as any agent would
+            call = ToolCall(
+                id="inv_describe",
+                name="describe_table",
+                arguments=json.dumps({"name": self.frame.fact}),
+            )
+            reply = Message(role="assistant", content="Reading the table.", tool_calls=[call])
+        elif self.step == 1:
             calls = [
                 ToolCall(
                     id=f"inv_{i}",
