@@ -2,10 +2,11 @@
 
 The oracle must solve every task (else the task or the verifier is wrong), scoring the same
 episode twice must give the same verdict (else rewards are noise), a policy that answers nothing
-must score near zero (else the reward pays for nothing), every probe must get its expected verdict
-on every family, the constant and enumerating baselines must stay under their thresholds, and
-every split must hold tasks (GUARDS.md, admission gate). The result is recorded in admission.json
-(workgym.guards.admission), which training and certification read.
+must score near zero (else the reward pays for nothing), data files too large to hash on every
+load must still be the ones the tasks were generated against, every probe must get its expected
+verdict on every family, the constant and enumerating baselines must stay under their
+thresholds, and every split must hold tasks (GUARDS.md, admission gate). The result is recorded
+in admission.json (workgym.guards.admission), which training and certification read.
 """
 
 from __future__ import annotations
@@ -102,6 +103,19 @@ async def check_async(
                 for r in others
             ),
             failures=[r.name for r in others if not r.passed],
+        )
+    )
+    data = env.verify_data()
+    items.append(
+        CheckItem(
+            name="data files match the tasks",
+            passed=not data.problems,
+            detail=(
+                f"{data.checked - len(data.problems)}/{data.checked} files as generated"
+                if data.checked
+                else "no data files beyond the hashed content"
+            ),
+            failures=data.problems[:20],
         )
     )
     empty = [s for s in SPLITS if not env.taskset.split(s)]

@@ -40,6 +40,13 @@ class Limits(BaseModel):
     episode_timeout_s: float | None = 600.0
 
 
+class DataCheck(BaseModel):
+    """What `Environment.verify_data` found: how many data files it checked, and what is wrong."""
+
+    checked: int = 0
+    problems: list[str] = []
+
+
 class Environment:
     """Subclass this. Class attributes describe the environment; methods build its parts."""
 
@@ -150,6 +157,13 @@ class Environment:
         """Environment-specific audit flags (canaries seen, state diffs that contradict a claim),
         added to the generic ones of workgym.guards.audit. Must be cheap and never raise."""
         return []
+
+    def verify_data(self) -> DataCheck:
+        """Check data files the tasks rely on that `data_hash` leaves out because they are too
+        large to hash on every load (per-task database copies): `workgym check` runs this, so
+        a file changed after generation fails admission instead of silently changing rewards.
+        The default has nothing to check."""
+        return DataCheck()
 
     def data_hash(self) -> str:
         """Hash of data the tools read besides the tasks (a snapshot); part of the identity."""

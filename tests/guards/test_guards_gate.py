@@ -73,6 +73,8 @@ def test_check_includes_attack_and_baselines_and_records_admission(tmp_path: Pat
     names = [i.name for i in report.items]
     assert "probes give their expected verdicts" in names
     assert "baselines stay at or below their thresholds" in names
+    data = next(i for i in report.items if i.name == "data files match the tasks")
+    assert data.passed and data.detail == "no data files beyond the hashed content"
     assert report.passed and report.attack is not None and report.baselines is not None
     saved = json.loads((tmp_path / "check" / "toy" / "check.json").read_text())
     assert saved["attack"]["cells"] and saved["baselines"]["results"]

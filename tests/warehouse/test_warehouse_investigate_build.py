@@ -331,3 +331,32 @@ def test_large_fact_tables_are_copied_for_a_range_of_periods(
             and span[2] < card.table("orders").rows
         )
         assert play(env, task, env.oracle(task)).success
+
+
+def test_check_finds_task_databases_changed_or_lost_after_generation(
+    nyc_inv: tuple[WarehouseEnv, Investigations], tmp_path: Path
+) -> None:
+    """The copies are too large for the content hash; `verify_data` (run by `workgym check`)
+    compares them with their manifests' digests instead."""
+    import shutil
+
+    env, _ = nyc_inv
+    clean = env.verify_data()
+    assert clean.checked == len({env.database(t) for t in env.taskset}) and not clean.problems
+    tasks = list(env.taskset)[:2]
+    out = env_dir_from(env.dir, tmp_path / "env")
+    for task in tasks:
+        target = out / env.database(task).relative_to(env.dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(env.database(task), target)
+    (out / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    copy = WarehouseEnv(out)
+    assert copy.verify_data().problems == []
+    edited, lost = (copy.database(t) for t in tasks)
+    with duckdb.connect(str(edited)) as con:
+        con.execute("DELETE FROM flights WHERE rowid IN (SELECT min(rowid) FROM flights)")
+    lost.unlink()
+    problems = copy.verify_data().problems
+    assert len(problems) == 2
+    assert "changed since generation" in problems[0] + problems[1]
+    assert any("missing (regenerate the environment)" in p for p in problems)

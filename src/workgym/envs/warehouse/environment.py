@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from workgym.environment import Environment, Limits
+from workgym.environment import DataCheck, Environment, Limits
 from workgym.envs.warehouse.answers import AnswerSpec, SqlSpec, verify_typed
 from workgym.envs.warehouse.card import CARD_FILE, SchemaCard
 from workgym.envs.warehouse.snapshot import MANIFEST_FILE, SNAPSHOT_FILE, SnapshotManifest
@@ -286,6 +286,18 @@ class WarehouseEnv(Environment):
         return surface.submit_causes(task, causes, observe=observe, text=text)
 
     # -- identity and saving ------------------------------------------------------------------
+
+    def verify_data(self) -> DataCheck:
+        """The investigations' database copies against the digests in their manifests (too large
+        to hash on every load: ~8 GB for TPC-H sf=1)."""
+        investigations = [t for t in self.taskset if self.answer_kind(t) == "conclusion"]
+        if not investigations:
+            return DataCheck()
+        from workgym.envs.warehouse.investigate.manifest import Manifest
+        from workgym.envs.warehouse.investigate.plant import verify_copies
+
+        manifests = [Manifest.model_validate(t.answer["manifest"]) for t in investigations]
+        return verify_copies(self.dir, manifests)
 
     def data_hash(self) -> str:
         """Snapshot fingerprint, schema card, tool settings and the SQL suites."""

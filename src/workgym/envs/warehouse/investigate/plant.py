@@ -17,10 +17,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workgym.environment import DataCheck
 from workgym.envs.warehouse.duck import qi, ql
 from workgym.envs.warehouse.investigate.causes import HASH_SCALE
 from workgym.envs.warehouse.investigate.frame import Frame
-from workgym.envs.warehouse.investigate.manifest import Jitter
+from workgym.envs.warehouse.investigate.manifest import Jitter, Manifest
 from workgym.envs.warehouse.snapshot import table_checksum
 
 PLANTS_DIR = "plants"
@@ -129,3 +130,32 @@ def clear_plants(out_dir: Path) -> None:
     for item in folder.iterdir():
         if item.suffix in (".duckdb", ".tmp", ".wal", ".json") or item.name.endswith(".tmp.wal"):
             item.unlink()
+
+
+def verify_copies(env_dir: Path, manifests: list[Manifest]) -> DataCheck:
+    """Recompute each task database's digest and compare it with its manifest's: a copy edited,
+    swapped or lost after generation would change what the conclusions are scored against."""
+    import duckdb
+
+    problems: list[str] = []
+    paths = {m.database: m.digest for m in manifests}
+    for relative, expected in sorted(paths.items()):
+        path = env_dir / relative
+        if not path.exists():
+            problems.append(f"{relative}: missing (regenerate the environment)")
+            continue
+        con = duckdb.connect()
+        try:
+            con.execute(f"ATTACH {ql(str(path))} AS d (READ_ONLY)")
+            found = digest_of(con, "d")
+        except duckdb.Error as exc:
+            problems.append(f"{relative}: unreadable ({type(exc).__name__}: {exc})")
+            continue
+        finally:
+            con.close()
+        if expected and found != expected:
+            problems.append(
+                f"{relative}: changed since generation (digest {found[:12]}, "
+                f"manifest {expected[:12]}); regenerate the environment"
+            )
+    return DataCheck(checked=len(paths), problems=problems)
