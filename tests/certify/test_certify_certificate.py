@@ -226,3 +226,44 @@ def test_a_built_in_suite_runs_through_the_workflow(tmp_path: Path, job_check: P
     if flagged:
         assert any(f"{flagged} flagged baseline successes" in w for w in cert.warnings)
     assert cert.frozen.candidate.playbook_sha256 and not cert.frozen.baseline.playbook_sha256
+
+
+def test_a_flagged_success_counts_once_every_flag_is_accepted(tmp_path: Path) -> None:
+    from workgym.certify.compare import read_arm
+    from workgym.envs.toy import ToyShop
+    from workgym.guards.review import append_review
+
+    env = ToyShop()
+    run = wg.eval(env, "scripted/oracle", split="dev", out=tmp_path / "r", progress=False)
+    records = [e for e in run.episodes()]
+    items = [(e.task_id, e.family) for e in records]
+    scores, cost = read_arm(tmp_path / "r", items, 1)
+    # the oracle answers without looking anything up: every success is flagged, none counts
+    assert cost.flagged_successes == len(items) and cost.reviewed_successes == 0
+    assert all(s.rewards == [0.0] and s.failures == ["flagged"] for s in scores.values())
+    first, second = records[0], records[1]
+    for ep, decision in ((first, "accepted"), (second, "exploit")):
+        for flag in ep.flags:
+            append_review(tmp_path / "r", ep.task_id, 0, flag, decision)  # type: ignore[arg-type]
+    n = len((tmp_path / "r" / "reviews.jsonl").read_text().splitlines())
+    scores, cost = read_arm(tmp_path / "r", items, 1, n_reviews=n)
+    assert scores[first.task_id].rewards == [1.0] and scores[first.task_id].failures == ["reviewed"]
+    assert scores[second.task_id].rewards == [0.0]  # a confirmed exploit never counts
+    assert cost.reviewed_successes == 1 and cost.flagged_successes == len(items) - 1
+    # only the lines a certificate recorded are read: later reviews do not change it
+    before, _ = read_arm(tmp_path / "r", items, 1, n_reviews=0)
+    assert before[first.task_id].rewards == [0.0]
+
+
+def test_recompute_names_a_run_whose_reviews_changed(tmp_path: Path, job_check: Path) -> None:
+    from workgym.guards.review import REVIEWS, Review
+
+    certify(tmp_path, WEAK, STRONG, job_check)
+    path = tmp_path / "cert" / "certificate.json"
+    run = tmp_path / "cert/runs/task/candidate"
+    record = json.loads((run / "episodes.jsonl").read_text().splitlines()[0])
+    review = Review(task_id=record["task_id"], epoch=0, flag="x", decision="accepted")
+    with (run / REVIEWS).open("a") as fh:
+        fh.write(review.model_dump_json() + "\n")
+    _, same, changed = recompute(path)
+    assert not same and changed == [f"{run} reviews (candidate on {JOB})"]

@@ -90,6 +90,11 @@ def test_tamper_writes_statements_and_forbidden_actions(tmp_path: Path) -> None:
     )
     quoted = play(env, task, turn(call("run_sql", sql="SELECT 'a; drop table x' AS s")))
     assert not [f for f in quoted.flags if f.startswith("tamper")]
+    # a lone keyword-like word in some other tool's argument is not a statement (BFCL: "vacuum")
+    word = play(ToyShop(), toy_task(), turn(call("get_item", name="vacuum")))
+    assert not [f for f in word.flags if f.startswith("tamper")]
+    lone = play(env, task, turn(call("run_sql", sql="VACUUM;")))
+    assert "tamper:write" in lone.flags
 
 
 def test_provenance_unobserved_gold_and_answer_before_evidence() -> None:

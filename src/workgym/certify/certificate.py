@@ -40,7 +40,9 @@ CERT_HTML = "certificate.html"
 
 RULES = [
     "items: each item's K epochs are averaged first; d_i = candidate - baseline",
-    "failures: errors, limit hits, verifier errors and flagged successes count 0 in both arms",
+    "failures: errors, limit hits, verifier errors and flagged successes count 0 in both arms; "
+    "a flagged success counts once a person accepted every flag it carries (RUN/reviews.jsonl, "
+    "the lines recorded per run)",
     "gain: one-sided paired t, cluster-robust (CR1) SE with t(G-1) df over task families "
     "(plain paired t with one family); significant only if every gate test rejects at alpha",
     "gain gate: exact McNemar joins when K=1 and rewards are binary; the sign-flip permutation "
@@ -143,6 +145,7 @@ def _run_record(arm: Arm, run: Path, side: Side, frozen: Frozen, base_dir: Path)
     if problems:
         raise ConfigError(f"{run} does not fit this certificate: " + "; ".join(problems))
     digest, lines = compare.episodes_digest(run)
+    reviews_sha, n_reviews = compare.reviews_digest(run)
     return RunRecord(
         arm=arm,
         path=os.path.relpath(run, base_dir),
@@ -152,6 +155,8 @@ def _run_record(arm: Arm, run: Path, side: Side, frozen: Frozen, base_dir: Path)
         forced=spec.forced,
         episodes_sha256=digest,
         n_episodes=lines,
+        reviews_sha256=reviews_sha,
+        n_reviews=n_reviews,
     )
 
 
@@ -160,8 +165,12 @@ def _compare(side: Side, frozen: Frozen, base_dir: Path) -> dict[str, Any]:
         _run_record("baseline", side.baseline_run, side, frozen, base_dir),
         _run_record("candidate", side.candidate_run, side, frozen, base_dir),
     ]
-    base, base_cost = compare.read_arm(side.baseline_run, side.items, frozen.epochs)
-    cand, cand_cost = compare.read_arm(side.candidate_run, side.items, frozen.epochs)
+    base, base_cost = compare.read_arm(
+        side.baseline_run, side.items, frozen.epochs, runs[0].n_reviews
+    )
+    cand, cand_cost = compare.read_arm(
+        side.candidate_run, side.items, frozen.epochs, runs[1].n_reviews
+    )
     ratio = (
         cand_cost.tokens_per_task / base_cost.tokens_per_task
         if base_cost.tokens_per_task > 0
@@ -292,13 +301,19 @@ def _warnings(frozen: Frozen, task: TaskResult, suites: list[SuiteResult]) -> li
                 n = len(comp.items) * frozen.epochs
                 share = c.flagged_successes / n
                 out.append(
-                    f"{name}: {c.flagged_successes} flagged {arm} successes counted as 0"
+                    f"{name}: {c.flagged_successes} flagged {arm} successes counted as 0 "
+                    "(not yet accepted in review)"
                     + (
                         f" ({share:.0%} of its episodes): this comparison means little until "
                         "the flags are reviewed"
                         if share > 0.1
                         else ""
                     )
+                )
+            if c.reviewed_successes:
+                out.append(
+                    f"{name}: {c.reviewed_successes} flagged {arm} successes counted because a "
+                    "person accepted every flag they carry (reviews.jsonl)"
                 )
             if c.errors or c.verifier_errors:
                 out.append(
@@ -356,5 +371,7 @@ def recompute(path: Path) -> tuple[Certificate, bool, list[str]]:
             digest = compare.episodes_digest(run)[0] if (run / "episodes.jsonl").exists() else ""
             if digest != r.episodes_sha256:
                 changed.append(f"{run} ({r.arm} on {comp.env.id})")
+            elif compare.reviews_digest(run)[0] != r.reviews_sha256:
+                changed.append(f"{run} reviews ({r.arm} on {comp.env.id})")
     rebuilt = build(cert.frozen, task, suites, base_dir)
     return rebuilt, rebuilt.to_json() == stored, changed

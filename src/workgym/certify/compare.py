@@ -29,6 +29,7 @@ from workgym.certify.schema import (
     TestResult,
     finite,
 )
+from workgym.guards.review import REVIEWS, Key, Review, is_trusted, read_reviews
 from workgym.models.base import ConfigError
 from workgym.runs import EPISODES
 
@@ -36,6 +37,15 @@ from workgym.runs import EPISODES
 # seeded Monte Carlo) sign-flip test joins the gate.
 SMALL_N = 30
 ROLES = ("system", "user", "assistant", "tool")
+
+
+def reviews_digest(run: Path) -> tuple[str | None, int]:
+    """sha256 of RUN/reviews.jsonl as stored and its number of lines; (None, 0) without one."""
+    path = run / REVIEWS
+    if not path.exists():
+        return None, 0
+    data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest(), data.count(b"\n")
 
 
 def episodes_digest(run: Path) -> tuple[str, int]:
@@ -70,12 +80,15 @@ def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
     return out
 
 
-def counted(record: dict[str, Any]) -> tuple[float, bool, str, list[str]]:
+def counted(
+    record: dict[str, Any], reviews: dict[Key, Review] | None = None
+) -> tuple[float, bool, str, list[str]]:
     """The reward a certificate counts for one episode, its success, why it is 0, and flags.
 
     Errors and limit hits are failures (in both arms alike); a verifier error is a failure that
-    is counted separately; a success that carries an audit flag is not a success until reviewed
-    (GUARDS.md).
+    is counted separately; a success that carries an audit flag is not a success until a person
+    accepted every flag it carries (GUARDS.md; workgym.guards.review), and then it is
+    `reviewed` (counted, and reported as such).
     """
     verdict = record.get("verdict") or {}
     flags = sorted(set(record.get("flags") or []) | set(verdict.get("flags") or []))
@@ -88,15 +101,19 @@ def counted(record: dict[str, Any]) -> tuple[float, bool, str, list[str]]:
         return 0.0, False, "verifier_error", flags
     reward, success = float(verdict.get("reward", 0.0)), bool(verdict.get("success", False))
     if success and flags:
+        if reviews and is_trusted(record, reviews):
+            return reward, success, "reviewed", flags
         return 0.0, False, "flagged", flags
     return reward, success, "", flags
 
 
 def read_arm(
-    run: Path, items: Sequence[tuple[str, str]], epochs: int
+    run: Path, items: Sequence[tuple[str, str]], epochs: int, n_reviews: int = 0
 ) -> tuple[dict[str, ArmItem], ArmCost]:
-    """Scores of one arm on the frozen items, and its cost; every (item, epoch) must be there."""
+    """Scores of one arm on the frozen items, and its cost; every (item, epoch) must be there.
+    The first `n_reviews` lines of RUN/reviews.jsonl decide which flagged successes count."""
     records = _records(run)
+    reviews = read_reviews(run, lines=n_reviews) if n_reviews else {}
     missing = [(i, e) for i, _ in items for e in range(epochs) if (i, e) not in records]
     if missing:
         raise ConfigError(
@@ -111,7 +128,7 @@ def read_arm(
         rewards, successes, tokens, failures, flags = [], [], [], [], set()
         for epoch in range(epochs):
             r = records[(task_id, epoch)]
-            reward, success, failure, ep_flags = counted(r)
+            reward, success, failure, ep_flags = counted(r, reviews)
             usage = r.get("usage") or {}
             total = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
             rewards.append(reward)
@@ -142,6 +159,7 @@ def read_arm(
         truncated=counts["truncated"],
         verifier_errors=counts["verifier_error"],
         flagged_successes=counts["flagged"],
+        reviewed_successes=counts["reviewed"],
     )
     return out, cost
 

@@ -59,11 +59,15 @@ class RunRecord(BaseModel):
     forced: list[str] = Field(default_factory=list)
     episodes_sha256: str
     n_episodes: int
+    # RUN/reviews.jsonl as counted: a flagged success whose flags were all accepted counts
+    reviews_sha256: str | None = None
+    n_reviews: int = 0
 
 
 class ArmItem(BaseModel):
     """One arm on one item, per epoch. `rewards` are the counted rewards: errors, limit hits,
-    verifier errors and flagged successes count as 0, and `failures` says which it was."""
+    verifier errors and flagged successes not accepted in review count as 0, and `failures`
+    says which it was."""
 
     rewards: list[float]
     successes: list[bool]
@@ -136,7 +140,8 @@ class ArmCost(BaseModel):
     errors: int
     truncated: int
     verifier_errors: int
-    flagged_successes: int
+    flagged_successes: int  # flagged and not (all) accepted in review: counted as 0
+    reviewed_successes: int = 0  # flagged, every flag accepted in review: counted
 
 
 class CostResult(BaseModel):

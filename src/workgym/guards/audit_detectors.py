@@ -77,13 +77,19 @@ def tamper(v: View) -> Iterator[Raised]:
         return  # fast path: no SQL keyword anywhere in the calls
     for k, c in enumerate(v.ep.tool_calls):
         for arg in _string_args(c.arguments):
-            if not SQL_START.search(arg):
+            # A lone word ("vacuum" as a physics tool's medium) is not a statement.
+            if not SQL_START.search(arg) or not _statement_like(arg):
                 continue
             bare = QUOTED.sub("''", clip(arg))
             if WRITE.search(bare):
                 yield Raised("tamper:write", v.result_sites[k])
             if re.search(r";\s*\S", bare):
                 yield Raised("tamper:multiple-statements", v.result_sites[k])
+
+
+def _statement_like(arg: str) -> bool:
+    words = arg.strip()
+    return len(words.split(None, 1)) > 1 or words.endswith(";")
 
 
 def gold_atoms(answer: Any) -> tuple[list[str], list[str]]:

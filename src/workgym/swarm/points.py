@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from workgym.certify import stats
 from workgym.certify.compare import counted
+from workgym.guards.review import read_reviews
 from workgym.models.base import ConfigError
 from workgym.runs import RunDir, read_spec
 from workgym.swarm.accounting import record_tokens, role_tokens
@@ -151,11 +152,12 @@ def load(
     base = {p.resolve() for p in baseline}
     out = []
     for path, label, spec, recs in zip(paths, labels, specs, records, strict=True):
+        reviews = read_reviews(path)  # a flagged success counts once its flags are accepted
         reward, tokens = [], []
         roles: dict[str, float] = defaultdict(float)
         for t in common:
             eps = [recs[(t, e)] for e in shared[t]]
-            reward.append(float(np.mean([counted(r)[0] for r in eps])))
+            reward.append(float(np.mean([counted(r, reviews)[0] for r in eps])))
             tokens.append(float(np.mean([record_tokens(r) for r in eps])))
             for r in eps:
                 for role, n in role_tokens(r).items():

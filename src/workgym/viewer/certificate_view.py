@@ -16,6 +16,9 @@ from workgym.viewer.playbook_view import read_text
 _SCALARS = (str, int, float, bool, type(None))
 
 
+_COST_KEYS = ("tokens_per_task", "mean_reward", "errors", "flagged_successes", "reviewed_successes")
+
+
 def _flatten(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
     """Scalar leaves of a JSON object as (dotted key, value), three levels deep."""
     if isinstance(value, dict) and depth < 3:
@@ -93,10 +96,7 @@ def _summary(data: dict[str, Any], root: Path, directory: Path) -> dict[str, Any
         "families": gain.get("families") or [],
         "suites": suites,
         "cost": {
-            arm: {
-                k: (cost.get(arm) or {}).get(k)
-                for k in ("tokens_per_task", "mean_reward", "errors", "flagged_successes")
-            }
+            arm: {k: (cost.get(arm) or {}).get(k) for k in _COST_KEYS}
             for arm in ("baseline", "candidate")
         },
         "runs": runs,
