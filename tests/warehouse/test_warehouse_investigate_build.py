@@ -360,3 +360,35 @@ def test_check_finds_task_databases_changed_or_lost_after_generation(
     assert len(problems) == 2
     assert "changed since generation" in problems[0] + problems[1]
     assert any("missing (regenerate the environment)" in p for p in problems)
+
+
+def test_tools_count_the_rows_of_the_episodes_own_copy(
+    nyc_inv: tuple[WarehouseEnv, Investigations],
+) -> None:
+    """Every copy drops its own sliver of rows (and a plant may add or drop more): list_tables
+    and describe_table report the copy's counts, the ones run_sql sees, not the snapshot's."""
+    import asyncio
+    import json
+
+    import workgym as wg
+    from workgym.messages import Message, ToolCall
+
+    env, _ = nyc_inv
+    task = next(iter(env.taskset))
+    fact = task.meta["fact"]
+    calls = [
+        ToolCall(id="a", name="list_tables", arguments="{}"),
+        ToolCall(id="b", name="describe_table", arguments=json.dumps({"name": fact})),
+        ToolCall(
+            id="c", name="run_sql", arguments=json.dumps({"sql": f"SELECT count(*) FROM {fact}"})
+        ),
+    ]
+    model = wg.ScriptedModel("scripted/counts", turns=[Message(role="assistant", tool_calls=calls)])
+    ep = asyncio.run(wg.run_episode(env, task, wg.Policy(model)))
+    listed, described, counted = (json.loads(r.content) for r in ep.tool_calls)
+    rows = counted["rows"][0][0]
+    assert next(t["rows"] for t in listed if t["table"] == fact) == rows
+    assert described["rows"] == rows
+    snapshot = next(t.rows for t in env.card.tables if t.name == fact)
+    assert rows != snapshot  # the jitter: a copy's count never gives the snapshot's away
+    assert json.loads(ep.tool_calls[2].content)["queries_left"] == env.config.query_budget - 1

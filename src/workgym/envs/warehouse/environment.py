@@ -131,8 +131,10 @@ class WarehouseEnv(Environment):
         return path
 
     def state(self, task: Task) -> WarehouseState:
+        database = self.database(task)
         return WarehouseState(
-            database=self.database(task),
+            database=database,
+            copy=database != (self.dir / self.config.database).resolve(),
             card=self.card,
             engine="duckdb",
             hard=self.config.hard,

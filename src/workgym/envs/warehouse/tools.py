@@ -1,7 +1,8 @@
 """The agent's tools in a warehouse episode: list_tables, describe_table, run_sql, submit_answer.
 
 All of them read through the episode's `WarehouseState`, built fresh per episode: the schema card
-(for descriptions) and one database (the snapshot, or an investigation's planted copy). run_sql
+(for descriptions) and one database (the snapshot, or an investigation's planted copy, whose own
+row counts the listings show). run_sql
 goes through `workgym.verifiers.sql_exec`, so every query is one read-only statement, checked by
 the parser guard and run on a fresh locked-down connection (DuckDB read_only with external access
 off; SQLite mode=ro with an authorizer; PostgreSQL read-only transaction), with a time limit,
@@ -47,11 +48,38 @@ class WarehouseState:
     timeout_s: float = RUN_SQL_TIMEOUT_S
     queries: int = 0
     refused: int = 0
+    copy: bool = False  # the database is an investigation's copy, not the carded snapshot
 
     def run(self, sql: str, max_rows: int) -> SqlResult:
         return execute_sql(
             sql, self.database, engine=self.engine, timeout_s=self.timeout_s, max_rows=max_rows
         )
+
+    def rows(self, table: TableCard) -> int:
+        """The table's row count in this episode's database. The card counts the snapshot; a
+        copy differs (every copy drops its own sliver of rows, a plant may add or drop more),
+        so a copy's counts are read from the file, once per file, and not charged to the
+        agent's query budget."""
+        if not self.copy:
+            return table.rows
+        return _copy_counts(self).get(table.name, table.rows)
+
+
+_COUNTS: dict[tuple[str, int, int], dict[str, int]] = {}
+
+
+def _copy_counts(state: WarehouseState) -> dict[str, int]:
+    path = Path(state.database)
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _COUNTS:
+        names = [t.name for t in state.card.tables]
+        sql = "SELECT " + ", ".join(f"(SELECT count(*) FROM {qi(n)})" for n in names)
+        result = state.run(sql, 1)
+        if not result.ok or not result.rows:
+            raise ToolError(f"cannot count the rows of this episode's tables: {result.error}")
+        _COUNTS[key] = {n: int(v) for n, v in zip(names, result.rows[0], strict=True)}
+    return _COUNTS[key]
 
 
 def _state(ctx: Ctx) -> WarehouseState:
@@ -106,7 +134,7 @@ def list_tables(ctx: Ctx) -> list[dict[str, Any]]:
     """List the warehouse's tables with their row counts, column counts and descriptions."""
     state = _state(ctx)
     return [
-        {"table": t.name, "rows": t.rows, "columns": len(t.columns), "comment": t.comment}
+        {"table": t.name, "rows": state.rows(t), "columns": len(t.columns), "comment": t.comment}
         for t in state.card.tables
     ]
 
@@ -156,7 +184,7 @@ def describe(state: WarehouseState, table: TableCard) -> dict[str, Any]:
         if not hard:
             entry["role"] = c.role
         columns.append(entry)
-    out: dict[str, Any] = {"table": table.name, "rows": table.rows, "comment": table.comment}
+    out: dict[str, Any] = {"table": table.name, "rows": state.rows(table), "comment": table.comment}
     if not hard:
         out["role"] = table.role
     out |= {"columns": columns, "keys": keys, "foreign_keys": fks}
