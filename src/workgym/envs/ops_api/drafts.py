@@ -8,10 +8,11 @@ has no record that fits"; the generator then tries the next world seed.
 from __future__ import annotations
 
 import datetime as dt
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from workgym.envs.ops_api.world import long_date, us_date
+from workgym.envs.ops_api.world import AGENT_REFUND_LIMIT_CENTS, long_date, refunded_cents, us_date
 from workgym.verifiers.calls_state import State
 
 Row = dict[str, Any]
@@ -43,6 +44,31 @@ def orders_of(w: State, status: str | None = None, customer: str | None = None) 
         if (status is None or o["status"] == status)
         and (customer is None or o["customer_id"] == customer)
     ]
+
+
+def pick_order(rng: random.Random, w: State, pool: list[Row]) -> tuple[Row, Row] | None:
+    """A random order of `pool` and its customer; None when no order fits this world."""
+    if not pool:
+        return None
+    o = rng.choice(pool)
+    return o, w["customers"][o["customer_id"]]
+
+
+def pick_item(rng: random.Random, w: State, *, over_limit: bool) -> tuple[Row, Row, Row] | None:
+    """A random item of a delivered, never-refunded order, with its order and customer. The
+    item's price is over the agent's refund limit (`over_limit`: the refund must be escalated)
+    or within it (the agent may refund it)."""
+    pool = [
+        (o, i)
+        for o in orders_of(w, "delivered")
+        if refunded_cents(w, o["id"]) == 0
+        for i in o["items"]
+        if (i["price_cents"] > AGENT_REFUND_LIMIT_CENTS) == over_limit
+    ]
+    if not pool:
+        return None
+    o, item = rng.choice(pool)
+    return o, item, w["customers"][o["customer_id"]]
 
 
 def unique_name(w: State, c: Row) -> bool:
@@ -78,4 +104,17 @@ def refusal(
         reply=reason,
         tags=["policy_forbidden", *tags],
         request=request,
+    )
+
+
+def already_done(oid: str, prompt: str, reply: str) -> Draft:
+    """A request the order already satisfies: look at the order, change nothing."""
+    return Draft(
+        prompt=prompt,
+        outcome="no_action",
+        no_call=True,
+        must_read=[f"orders/{oid}"],
+        oracle=[("get_order", {"order_id": oid})],
+        reply=reply,
+        tags=["no_action", "already_done"],
     )

@@ -11,25 +11,20 @@ from workgym.envs.ops_api.drafts import (
     long_date_of,
     money,
     orders_of,
+    pick_item,
+    pick_order,
     unique_name,
     us_date_of,
 )
-from workgym.envs.ops_api.world import AGENT_REFUND_LIMIT_CENTS, next_id, refunded_cents
+from workgym.envs.ops_api.world import next_id
 from workgym.verifiers.calls_state import State
 
 
 def refund_item(rng: random.Random, w: State, t: int) -> Draft | None:
-    pool = [
-        (o, i)
-        for o in orders_of(w, "delivered")
-        if refunded_cents(w, o["id"]) == 0
-        for i in o["items"]
-        if i["price_cents"] <= AGENT_REFUND_LIMIT_CENTS
-    ]
-    if not pool:
+    picked = pick_item(rng, w, over_limit=False)
+    if picked is None:
         return None
-    o, item = rng.choice(pool)
-    c = w["customers"][o["customer_id"]]
+    o, item, c = picked
     name, oid, price = item["name"], o["id"], item["price_cents"]
     prompt = (
         f"Hi, this is {c['name']} ({c['email']}). My order {oid} arrived and the {name} was "
@@ -132,11 +127,10 @@ def update_email(rng: random.Random, w: State, t: int) -> Draft | None:
 
 
 def cancel_order(rng: random.Random, w: State, t: int) -> Draft | None:
-    pool = orders_of(w, "placed")
-    if not pool:
+    picked = pick_order(rng, w, orders_of(w, "placed"))
+    if picked is None:
         return None
-    o = rng.choice(pool)
-    c = w["customers"][o["customer_id"]]
+    o, c = picked
     oid = o["id"]
     prompt = (
         f"I'm {c['name']} ({c['email']}). Please cancel the order I placed on {long_date_of(o)}.",

@@ -8,22 +8,25 @@ import random
 from workgym.envs.ops_api.drafts import (
     Draft,
     Row,
+    already_done,
     find_then_list,
     long_date_of,
     money,
     orders_of,
+    pick_item,
+    pick_order,
     refusal,
 )
-from workgym.envs.ops_api.world import AGENT_REFUND_LIMIT_CENTS, refunded_cents
+from workgym.envs.ops_api.world import refunded_cents
 from workgym.verifiers.calls_state import State
 
 
 def refund_cancelled(rng: random.Random, w: State, t: int) -> Draft | None:
     pool = [o for o in orders_of(w, "cancelled") if refunded_cents(w, o["id"]) == 0]
-    if not pool:
+    picked = pick_order(rng, w, pool)
+    if picked is None:
         return None
-    o = rng.choice(pool)
-    c = w["customers"][o["customer_id"]]
+    o, c = picked
     item = rng.choice(o["items"])
     oid = o["id"]
     prompt = (
@@ -40,11 +43,10 @@ def refund_cancelled(rng: random.Random, w: State, t: int) -> Draft | None:
 
 
 def cancel_shipped(rng: random.Random, w: State, t: int) -> Draft | None:
-    pool = orders_of(w, "shipped")
-    if not pool:
+    picked = pick_order(rng, w, orders_of(w, "shipped"))
+    if picked is None:
         return None
-    o = rng.choice(pool)
-    c = w["customers"][o["customer_id"]]
+    o, c = picked
     oid = o["id"]
     prompt = (
         f"Please cancel order {oid}, the customer {c['email']} no longer needs it.",
@@ -57,17 +59,10 @@ def cancel_shipped(rng: random.Random, w: State, t: int) -> Draft | None:
 
 
 def refund_over_limit(rng: random.Random, w: State, t: int) -> Draft | None:
-    pool = [
-        (o, i)
-        for o in orders_of(w, "delivered")
-        if refunded_cents(w, o["id"]) == 0
-        for i in o["items"]
-        if i["price_cents"] > AGENT_REFUND_LIMIT_CENTS
-    ]
-    if not pool:
+    picked = pick_item(rng, w, over_limit=True)
+    if picked is None:
         return None
-    o, item = rng.choice(pool)
-    c = w["customers"][o["customer_id"]]
+    o, item, c = picked
     oid, name = o["id"], item["name"]
     prompt = (
         f"{c['name']} ({c['email']}): the {name} in order {oid} arrived cracked. Please refund it.",
@@ -150,33 +145,22 @@ def no_action(rng: random.Random, w: State, t: int) -> Draft | None:
             tags=["irrelevance", "no_call"],
         )
     if t == 0:
-        pool = orders_of(w, "cancelled")
-        if not pool:
+        picked = pick_order(rng, w, orders_of(w, "cancelled"))
+        if picked is None:
             return None
-        o = rng.choice(pool)
-        c = w["customers"][o["customer_id"]]
-        return Draft(
-            prompt=f"Cancel order {o['id']} for {c['email']}, please.",
-            outcome="no_action",
-            no_call=True,
-            must_read=[f"orders/{o['id']}"],
-            oracle=[("get_order", {"order_id": o["id"]})],
-            reply=f"Order {o['id']} is already cancelled; nothing else is needed.",
-            tags=["no_action", "already_done"],
-        )
+        o, c = picked
+        prompt = f"Cancel order {o['id']} for {c['email']}, please."
+        reply = f"Order {o['id']} is already cancelled; nothing else is needed."
+        return already_done(o["id"], prompt, reply)
     if not w["refunds"]:
         return None
     r = rng.choice(list(w["refunds"].values()))
     o = w["orders"][r["order_id"]]
     c = w["customers"][o["customer_id"]]
     item = next(i["name"] for i in o["items"] if i["name"] in r["reason"])
-    return Draft(
-        prompt=f"{c['name']} ({c['email']}) asks whether the refund for the {item} on order "
-        f"{o['id']} went through; if not, please refund it.",
-        outcome="no_action",
-        no_call=True,
-        must_read=[f"orders/{o['id']}"],
-        oracle=[("get_order", {"order_id": o["id"]})],
-        reply=f"Yes: refund {r['id']} of {money(r['amount_cents'])} was already processed.",
-        tags=["no_action", "already_done"],
+    prompt = (
+        f"{c['name']} ({c['email']}) asks whether the refund for the {item} on order "
+        f"{o['id']} went through; if not, please refund it."
     )
+    reply = f"Yes: refund {r['id']} of {money(r['amount_cents'])} was already processed."
+    return already_done(o["id"], prompt, reply)

@@ -149,16 +149,23 @@ def create_app(admin_token: str, *, max_sessions: int = MAX_SESSIONS) -> ASGIApp
 
     S = Annotated[Session, Depends(session)]
 
-    def customer_of(s: Session, cid: str) -> dict[str, Any]:
-        found = s.world["customers"].get(cid)
+    def record_of(s: Session, table: str, key: str, hint: str = "") -> dict[str, Any]:
+        """The record, or a 404 that names it (`hint`: how the agent finds the right id)."""
+        found = s.world[table].get(key)
         if found is None:
-            raise HTTPException(404, f"no customer {cid!r}; find customers with GET /api/customers")
+            raise HTTPException(404, f"no {table.removesuffix('s')} {key!r}{hint}")
         return found
 
+    def customer_of(s: Session, cid: str) -> dict[str, Any]:
+        return record_of(s, "customers", cid, "; find customers with GET /api/customers")
+
     def order_of(s: Session, oid: str) -> dict[str, Any]:
-        found = s.world["orders"].get(oid)
-        if found is None:
-            raise HTTPException(404, f"no order {oid!r}; list a customer's orders first")
+        return record_of(s, "orders", oid, "; list a customer's orders first")
+
+    def shown(s: Session, table: str, key: str) -> dict[str, Any]:
+        """A record returned whole: it counts as looked at (must_read checks it)."""
+        found = record_of(s, table, key)
+        s.saw(table, key)
         return found
 
     def order_view(s: Session, order: dict[str, Any]) -> dict[str, Any]:
@@ -269,11 +276,7 @@ def create_app(admin_token: str, *, max_sessions: int = MAX_SESSIONS) -> ASGIApp
 
     @app.get("/api/refunds/{rid}")
     async def get_refund(rid: str, s: S) -> dict[str, Any]:
-        found = s.world["refunds"].get(rid)
-        if found is None:
-            raise HTTPException(404, f"no refund {rid!r}")
-        s.saw("refunds", rid)
-        return found
+        return shown(s, "refunds", rid)
 
     @app.get("/api/forms/ticket")
     async def ticket_form(s: S) -> dict[str, Any]:
@@ -306,11 +309,7 @@ def create_app(admin_token: str, *, max_sessions: int = MAX_SESSIONS) -> ASGIApp
 
     @app.get("/api/tickets/{tid}")
     async def get_ticket(tid: str, s: S) -> dict[str, Any]:
-        found = s.world["tickets"].get(tid)
-        if found is None:
-            raise HTTPException(404, f"no ticket {tid!r}")
-        s.saw("tickets", tid)
-        return found
+        return shown(s, "tickets", tid)
 
     @app.post("/admin/sessions", status_code=201, dependencies=[Depends(admin)])
     async def new_session(body: NewSession) -> dict[str, str]:
