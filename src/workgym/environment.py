@@ -134,17 +134,7 @@ class Environment:
         key up to its first '/'), that differs from this task's; None when there is none.
         Override with a near miss (a neighbouring query's result) when you have one.
         """
-        mine = canonical_json(task.answer)
-        kind = task.family.split("/", 1)[0]
-        fallback: Any = None
-        for other in self.taskset:
-            if other.id == task.id or canonical_json(other.answer) == mine:
-                continue
-            if other.family.split("/", 1)[0] == kind:
-                return other.answer
-            if fallback is None:
-                fallback = other.answer
-        return fallback
+        return other_task_gold(self.taskset, task)
 
     def gold_values(self, task: Task) -> Any:
         """The part of the gold answer an agent can only learn from the data: what the audit's
@@ -377,3 +367,19 @@ def _load_dir(path: Path) -> Environment:
             f"manifest {str(manifest['content_hash'])[:12]}); re-generate or re-save it"
         )
     return env
+
+
+def other_task_gold(tasks: TaskSet, task: Task) -> Any:
+    """Another task's real gold answer that differs from `task`'s, preferring the same kind
+    (the family up to its first '/'); None when every task has the same answer."""
+    mine = canonical_json(task.answer)
+    kind = task.family.split("/", 1)[0]
+    fallback: Any = None
+    for other in tasks:
+        if other.id == task.id or canonical_json(other.answer) == mine:
+            continue
+        if other.family.split("/", 1)[0] == kind:
+            return other.answer
+        if fallback is None:
+            fallback = other.answer
+    return fallback

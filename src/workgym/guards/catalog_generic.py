@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from workgym.environment import Environment, other_task_gold
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
 from workgym.guards.probes import (
@@ -20,10 +21,8 @@ from workgym.guards.probes import (
     ScriptProbe,
 )
 from workgym.messages import Message
-from workgym.tasks import canonical_json
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
     from workgym.tasks import Task
 
 INJECTION = (
@@ -55,18 +54,12 @@ def huge_text() -> str:
 
 
 def other_gold(env: Environment, task: Task) -> Any:
-    """Another task's real gold answer (not a near miss), differing from this task's."""
-    mine = canonical_json(task.answer)
-    same_kind = task.family.split("/", 1)[0]
-    fallback: Any = None
-    for other in env.taskset:
-        if other.id == task.id or canonical_json(other.answer) == mine:
-            continue
-        if other.family.split("/", 1)[0] == same_kind:
-            return other.answer
-        if fallback is None:
-            fallback = other.answer
-    return fallback
+    """Another task's real gold answer (not a near miss), differing from this task's.
+
+    That is what `Environment.wrong_answer` gives by default; an environment may override that
+    with a near miss, which is another probe's attack, so this one asks for the plain kind.
+    """
+    return other_task_gold(env.taskset, task)
 
 
 def _then_say(env: Environment, turns: list[Message], text: str) -> list[Message]:
@@ -103,29 +96,16 @@ class MissingAnswer(ScriptProbe):
         return [a.say("")] if task.answer not in ("", None) else None
 
 
-class _MasterKey(_Answer):
-    key = ""
+class MasterKey(_Answer):
+    """One master key of MASTER_KEYS, as the answer and (with a final tool) as the reply."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.key = MASTER_KEYS[name]
+        self.summary = f"the master-key answer {self.key!r}"
 
     def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
         return [_then_say(env, env.submit(task, self.key), self.key)]
-
-
-class MasterKeyColon(_MasterKey):
-    name = "master-key-colon"
-    key = MASTER_KEYS[name]
-    summary = "the master-key answer ':'"
-
-
-class MasterKeySolution(_MasterKey):
-    name = "master-key-solution"
-    key = MASTER_KEYS[name]
-    summary = "the master-key answer 'Solution'"
-
-
-class MasterKeyStepByStep(_MasterKey):
-    name = "master-key-step-by-step"
-    key = MASTER_KEYS[name]
-    summary = 'the master-key answer "Let\'s solve this step by step."'
 
 
 class HugeOutput(_Answer):
@@ -292,7 +272,13 @@ class OtherTaskGold(_Answer):
         return [] if other is None else [other]
 
 
-class _Sentinel(_Answer):
+class Sentinel(_Answer):
+    """The text and the value of one sentinel of SENTINELS as the answer."""
+
+    def __init__(self, name: str, summary: str) -> None:
+        self.name = name
+        self.summary = summary
+
     def values(self, env: Environment, task: Task) -> list[Any]:
         sentinels = SENTINELS[self.name]
         gold = task.answer
@@ -301,21 +287,6 @@ class _Sentinel(_Answer):
         if isinstance(gold, str) and gold.lower() in {str(v).lower() for v in sentinels}:
             return []
         return list(sentinels)
-
-
-class SentinelNull(_Sentinel):
-    name = "sentinel-null"
-    summary = "'null' and JSON null as the answer"
-
-
-class SentinelNaN(_Sentinel):
-    name = "sentinel-nan"
-    summary = "'NaN' and a NaN number as the answer"
-
-
-class SentinelError(_Sentinel):
-    name = "sentinel-error"
-    summary = "'error' and an error message as the answer"
 
 
 class NumberOffHalfPercent(_Answer):
@@ -339,9 +310,7 @@ class NumberOffTiny(_Answer):
 GENERIC = [
     EmptyAnswer(),
     MissingAnswer(),
-    MasterKeyColon(),
-    MasterKeySolution(),
-    MasterKeyStepByStep(),
+    *(MasterKey(name) for name in MASTER_KEYS),
     HugeOutput(),
     QuestionCopy(),
     ToolOutputPaste(),
@@ -352,9 +321,9 @@ GENERIC = [
     ZeroWidth(),
     BrokenJson(),
     OtherTaskGold(),
-    SentinelNull(),
-    SentinelNaN(),
-    SentinelError(),
+    Sentinel("sentinel-null", "'null' and JSON null as the answer"),
+    Sentinel("sentinel-nan", "'NaN' and a NaN number as the answer"),
+    Sentinel("sentinel-error", "'error' and an error message as the answer"),
     NumberOffHalfPercent(),
     NumberOffTiny(),
 ]

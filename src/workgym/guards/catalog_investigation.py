@@ -38,6 +38,12 @@ def _real_types(env: Environment) -> list[str]:
     return [t for t in env.cause_vocabulary() if t not in NORMAL]
 
 
+def _unplanted_types(env: Environment, gold: list[dict[str, Any]]) -> list[str]:
+    """The real cause types the gold does not name, in vocabulary order: the wrong causes."""
+    planted = {c.get("cause_type") for c in gold}
+    return [t for t in _real_types(env) if t not in planted]
+
+
 class _CauseProbe(ScriptProbe):
     group = "investigation"
     applies_to = frozenset({CONCLUSION})
@@ -88,8 +94,7 @@ class EnumerateCauses(_CauseProbe):
 
     def attack(self, env: Environment, task: Task) -> list[dict[str, Any]] | None:
         gold = _causes(env, task)
-        planted = {c.get("cause_type") for c in gold}
-        extra = [{**gold[0], "cause_type": t} for t in _real_types(env) if t not in planted]
+        extra = [{**gold[0], "cause_type": t} for t in _unplanted_types(env, gold)]
         return [*gold, *extra] if extra else None
 
 
@@ -99,11 +104,8 @@ class HedgeTwo(_CauseProbe):
 
     def attack(self, env: Environment, task: Task) -> list[dict[str, Any]] | None:
         gold = _causes(env, task)
-        planted = {c.get("cause_type") for c in gold}
-        other = next((t for t in _real_types(env) if t not in planted), None)
-        if other is None:
-            return None
-        return [*gold, {**gold[0], "cause_type": other}]
+        others = _unplanted_types(env, gold)
+        return [*gold, {**gold[0], "cause_type": others[0]}] if others else None
 
 
 class DownstreamSymptom(_CauseProbe):
@@ -132,9 +134,8 @@ class WrongCauseType(_CauseProbe):
         gold = _causes(env, task)
         if not gold:
             return None
-        planted = {c.get("cause_type") for c in gold}
-        other = next((t for t in reversed(_real_types(env)) if t not in planted), None)
-        return None if other is None else [{**c, "cause_type": other} for c in gold]
+        others = _unplanted_types(env, gold)
+        return [{**c, "cause_type": others[-1]} for c in gold] if others else None
 
 
 class UnobservedEvidence(_CauseProbe):

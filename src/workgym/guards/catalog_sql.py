@@ -10,7 +10,7 @@ follows the task's declared semantics: an ordered task, extra columns allowed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workgym.guards import attackers as a
@@ -50,20 +50,21 @@ def bag(rows: list[list[Any]]) -> Counter[str]:
     return Counter(canonical_json(r) for r in rows)
 
 
-def _numeric_cell(gold: ResultSet, nonzero: bool) -> tuple[int, int] | None:
+def _first_cell(gold: ResultSet, match: Callable[[Any], bool]) -> tuple[int, int] | None:
+    """The first cell (row, column) whose value matches, reading row by row."""
     for i, row in enumerate(gold.rows):
         for j, v in enumerate(row):
-            if a.is_number(v) and (v or not nonzero):
+            if match(v):
                 return i, j
     return None
 
 
-def _null_cell(gold: ResultSet) -> tuple[int, int] | None:
-    for i, row in enumerate(gold.rows):
-        for j, v in enumerate(row):
-            if v is None:
-                return i, j
-    return None
+def _nonzero_number(value: Any) -> bool:
+    return a.is_number(value) and bool(value)
+
+
+def _is_null(value: Any) -> bool:
+    return value is None
 
 
 def _replace(gold: ResultSet, cell: tuple[int, int], value: Any) -> ResultSet:
@@ -72,9 +73,35 @@ def _replace(gold: ResultSet, cell: tuple[int, int], value: Any) -> ResultSet:
     return gold.model_copy(update={"rows": rows})
 
 
-class _ResultProbe(ScriptProbe):
+def bare_gold_sql(env: SqlChannel, task: Task) -> str:
+    """The gold query without its trailing ';', so that a probe can wrap it as a subquery."""
+    return env.gold_sql(task).strip().rstrip(";")
+
+
+class GoldProbe(ScriptProbe):
+    """A probe built from the task's gold result. The gold comes from the attack's cache during
+    an attack (it may run the gold query) and from the environment when the probe is replayed
+    as a test double; subclasses only say what to submit given the gold."""
+
     group = "sql"
     applies_to = frozenset({SQL_ANSWER})
+
+    def gold_variants(
+        self, env: Environment, task: Task, gold: ResultSet
+    ) -> list[Sequence[Message]]:
+        raise NotImplementedError
+
+    def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
+        gold = env.gold_result(task) if isinstance(env, GoldResult) else None
+        return [] if gold is None else self.gold_variants(env, task, gold)
+
+    def variants_for(self, ctx: AttackContext, task: Task) -> list[Sequence[Message]]:
+        gold = gold_of(ctx, task)
+        return [] if gold is None else self.gold_variants(ctx.env, task, gold)
+
+
+class _ResultProbe(GoldProbe):
+    """A near miss of the gold result, submitted as rows and/or as SQL over the gold query."""
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         raise NotImplementedError
@@ -82,22 +109,18 @@ class _ResultProbe(ScriptProbe):
     def sql(self, gold_sql: str, gold: ResultSet) -> str | None:
         return None
 
+    def fits(self, gold: ResultSet) -> bool:
+        """Whether this gold gives the probe something to change (else it does not apply)."""
+        return True
+
     def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect
+        return self.expect if self.fits(gold) else None
 
     def expected(self, ctx: AttackContext, task: Task) -> Expect | None:
         gold = gold_of(ctx, task)
         return None if gold is None else self.expect_for(gold)
 
-    def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
-        gold = env.gold_result(task) if isinstance(env, GoldResult) else None
-        return [] if gold is None else self.channel_variants(env, task, gold)
-
-    def variants_for(self, ctx: AttackContext, task: Task) -> list[Sequence[Message]]:
-        gold = gold_of(ctx, task)
-        return [] if gold is None else self.channel_variants(ctx.env, task, gold)
-
-    def channel_variants(
+    def gold_variants(
         self, env: Environment, task: Task, gold: ResultSet
     ) -> list[Sequence[Message]]:
         out: list[Sequence[Message]] = []
@@ -106,7 +129,7 @@ class _ResultProbe(ScriptProbe):
             if changed is not None:
                 out.append(env.submit_result(task, changed))
         if isinstance(env, SqlChannel):
-            query = self.sql(env.gold_sql(task).strip().rstrip(";"), gold)
+            query = self.sql(bare_gold_sql(env, task), gold)
             if query is not None:
                 out.append(env.submit_sql(task, query))
         return out
@@ -123,12 +146,41 @@ def _cols(gold: ResultSet, exprs: dict[int, str] | None = None) -> str:
     return ", ".join(exprs.get(j, qi(c)) for j, c in enumerate(gold.columns))
 
 
+CellChange = tuple[tuple[int, int], Any, str]
+
+
+class _CellProbe(_ResultProbe):
+    """Changes one cell of the gold, as a row edit and as the same change in SQL, so both
+    channels submit one near miss."""
+
+    def change(self, gold: ResultSet) -> CellChange | None:
+        """The cell, its new value, and the SQL expression that computes that value from the
+        column (`{col}` stands for the quoted column name); None when no cell fits."""
+        raise NotImplementedError
+
+    def fits(self, gold: ResultSet) -> bool:
+        return self.change(gold) is not None
+
+    def transform(self, gold: ResultSet) -> ResultSet | None:
+        found = self.change(gold)
+        return None if found is None else _replace(gold, found[0], found[1])
+
+    def sql(self, gold_sql: str, gold: ResultSet) -> str | None:
+        found = self.change(gold)
+        if found is None:
+            return None
+        (_, j), _, template = found
+        col = qi(gold.columns[j])
+        expr = f"{template.format(col=col)} AS {col}"
+        return f"SELECT {_cols(gold, {j: expr})} FROM ({gold_sql}) AS g"
+
+
 class Distinct(_ResultProbe):
     name = "sql-distinct"
     summary = "DISTINCT where the gold keeps duplicate rows (a set comparison accepts it)"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if len(bag(gold.rows)) < len(gold.rows) else None
+    def fits(self, gold: ResultSet) -> bool:
+        return len(bag(gold.rows)) < len(gold.rows)
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         seen: dict[str, list[Any]] = {}
@@ -144,8 +196,8 @@ class DuplicateRow(_ResultProbe):
     name = "sql-duplicate-row"
     summary = "one gold row twice (a set comparison accepts it)"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if gold.rows else None
+    def fits(self, gold: ResultSet) -> bool:
+        return bool(gold.rows)
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         return gold.model_copy(update={"rows": [*gold.rows, gold.rows[0]]})
@@ -160,7 +212,10 @@ class Misaligned(_ResultProbe):
     name = "sql-misaligned-rows"
     summary = "right values in every column, rows misaligned (per-column sorting accepts it)"
 
-    def _shifted(self, gold: ResultSet) -> ResultSet | None:
+    def fits(self, gold: ResultSet) -> bool:
+        return self.transform(gold) is not None
+
+    def transform(self, gold: ResultSet) -> ResultSet | None:
         if len(gold.columns) < 2 or len(gold.rows) < 2:
             return None
         col = [r[1] for r in gold.rows]
@@ -169,12 +224,6 @@ class Misaligned(_ResultProbe):
             if bag(rows) != bag(gold.rows):
                 return gold.model_copy(update={"rows": rows})
         return None
-
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if self._shifted(gold) is not None else None
-
-    def transform(self, gold: ResultSet) -> ResultSet | None:
-        return self._shifted(gold)
 
     def sql(self, gold_sql: str, gold: ResultSet) -> str | None:
         c0, c1 = qi(gold.columns[0]), qi(gold.columns[1])
@@ -191,8 +240,8 @@ class WrongOrder(_ResultProbe):
     name = "sql-wrong-order"
     summary = "the gold rows reversed on a task that declares an order"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if gold.ordered and gold.rows[::-1] != gold.rows else None
+    def fits(self, gold: ResultSet) -> bool:
+        return gold.ordered and gold.rows[::-1] != gold.rows
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         return gold.model_copy(update={"rows": gold.rows[::-1]})
@@ -203,8 +252,8 @@ class ShuffledRows(_ResultProbe):
     expect = Expect.must_pass
     summary = "FN: the gold rows in another order on an unordered task must pass"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if not gold.ordered and len(gold.rows) > 1 else None
+    def fits(self, gold: ResultSet) -> bool:
+        return not gold.ordered and len(gold.rows) > 1
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         return gold.model_copy(update={"rows": gold.rows[1:] + gold.rows[:1]})
@@ -218,8 +267,8 @@ class ColumnsReordered(_ResultProbe):
     expect = Expect.must_pass
     summary = "FN: the right columns in another order must pass (one permutation, whole rows)"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if len(gold.columns) > 1 else None
+    def fits(self, gold: ResultSet) -> bool:
+        return len(gold.columns) > 1
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         return ResultSet(
@@ -249,79 +298,39 @@ class ExtraColumn(_ResultProbe):
         return f"SELECT *, 1 AS probe_extra FROM ({gold_sql}) AS g"
 
 
-class OffHalfPercent(_ResultProbe):
+class OffHalfPercent(_CellProbe):
     name = "sql-off-0.5pct"
     summary = "one number off by 0.5% (an absolute 1e-2 tolerance accepts small ones)"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if _numeric_cell(gold, nonzero=True) else None
-
-    def transform(self, gold: ResultSet) -> ResultSet | None:
-        cell = _numeric_cell(gold, nonzero=True)
+    def change(self, gold: ResultSet) -> CellChange | None:
+        cell = _first_cell(gold, _nonzero_number)
         if cell is None:
             return None
-        return _replace(gold, cell, a.nudge(gold.rows[cell[0]][cell[1]], 0.005))
-
-    def sql(self, gold_sql: str, gold: ResultSet) -> str | None:
-        cell = _numeric_cell(gold, nonzero=True)
-        if cell is None:
-            return None
-        col = qi(gold.columns[cell[1]])
-        return f"SELECT {_cols(gold, {cell[1]: f'{col} * 1.005 AS {col}'})} FROM ({gold_sql}) AS g"
+        return cell, a.nudge(gold.rows[cell[0]][cell[1]], 0.005), "{col} * 1.005"
 
 
-class OffTiny(_ResultProbe):
+class OffTiny(_CellProbe):
     name = "sql-off-1e-12"
     expect = Expect.must_pass
     summary = "FN: numbers off by 1e-12 (relative) must pass; int and float compare numerically"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if _numeric_cell(gold, nonzero=True) else None
-
-    def transform(self, gold: ResultSet) -> ResultSet | None:
-        cell = _numeric_cell(gold, nonzero=True)
+    def change(self, gold: ResultSet) -> CellChange | None:
+        cell = _first_cell(gold, _nonzero_number)
         if cell is None:
             return None
-        return _replace(gold, cell, float(gold.rows[cell[0]][cell[1]]) * (1 + 1e-12))
-
-    def sql(self, gold_sql: str, gold: ResultSet) -> str | None:
-        cell = _numeric_cell(gold, nonzero=True)
-        if cell is None:
-            return None
-        col = qi(gold.columns[cell[1]])
-        expr = f"{col} * (1 + 1e-12) AS {col}"
-        return f"SELECT {_cols(gold, {cell[1]: expr})} FROM ({gold_sql}) AS g"
+        return cell, float(gold.rows[cell[0]][cell[1]]) * (1 + 1e-12), "{col} * (1 + 1e-12)"
 
 
-class NullVsZero(_ResultProbe):
+class NullVsZero(_CellProbe):
     name = "sql-null-vs-zero"
     summary = "a NULL answered as 0 (or a 0 as NULL) must fail"
 
-    def _cell(self, gold: ResultSet) -> tuple[tuple[int, int], Any] | None:
-        null = _null_cell(gold)
+    def change(self, gold: ResultSet) -> CellChange | None:
+        null = _first_cell(gold, _is_null)
         if null is not None:
-            return null, 0
-        for i, row in enumerate(gold.rows):
-            for j, v in enumerate(row):
-                if a.is_number(v) and v == 0:
-                    return (i, j), None
-        return None
-
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if self._cell(gold) else None
-
-    def transform(self, gold: ResultSet) -> ResultSet | None:
-        found = self._cell(gold)
-        return None if found is None else _replace(gold, found[0], found[1])
-
-    def sql(self, gold_sql: str, gold: ResultSet) -> str | None:
-        found = self._cell(gold)
-        if found is None:
-            return None
-        (_, j), value = found
-        col = qi(gold.columns[j])
-        expr = f"coalesce({col}, 0) AS {col}" if value == 0 else f"nullif({col}, 0) AS {col}"
-        return f"SELECT {_cols(gold, {j: expr})} FROM ({gold_sql}) AS g"
+            return null, 0, "coalesce({col}, 0)"
+        zero = _first_cell(gold, lambda v: a.is_number(v) and v == 0)
+        return None if zero is None else (zero, None, "nullif({col}, 0)")
 
 
 class NullVsNull(_ResultProbe):
@@ -329,8 +338,8 @@ class NullVsNull(_ResultProbe):
     expect = Expect.must_pass
     summary = "FN: NULL in the answer where the gold has NULL must pass"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if _null_cell(gold) is not None else None
+    def fits(self, gold: ResultSet) -> bool:
+        return _first_cell(gold, _is_null) is not None
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         return gold
@@ -343,8 +352,8 @@ class EmptyResult(_ResultProbe):
     name = "sql-where-1=0"
     summary = "an empty result (WHERE 1=0) where the gold has rows"
 
-    def expect_for(self, gold: ResultSet) -> Expect | None:
-        return self.expect if gold.rows else None
+    def fits(self, gold: ResultSet) -> bool:
+        return bool(gold.rows)
 
     def transform(self, gold: ResultSet) -> ResultSet | None:
         return gold.model_copy(update={"rows": []})

@@ -10,10 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workgym.guards import attackers as a
-from workgym.guards.capabilities import SQL_ANSWER
-from workgym.guards.catalog_sql import gold_of, qi
-from workgym.guards.probes import AttackContext, Expect, Outcome, ScriptProbe, describe, play
-from workgym.guards.surfaces import GoldResult, ResultSet, SqlChannel
+from workgym.guards.catalog_sql import GoldProbe, bare_gold_sql, gold_of, qi
+from workgym.guards.probes import AttackContext, Expect, Outcome, describe, play
+from workgym.guards.surfaces import ResultSet, SqlChannel
 from workgym.messages import Message
 from workgym.models.scripted import TaskScript
 
@@ -53,10 +52,7 @@ def literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-class _SqlProbe(ScriptProbe):
-    group = "sql"
-    applies_to = frozenset({SQL_ANSWER})
-
+class _SqlProbe(GoldProbe):
     def queries(self, gold_sql: str, gold: ResultSet, dialect_name: str) -> list[str]:
         raise NotImplementedError
 
@@ -65,21 +61,13 @@ class _SqlProbe(ScriptProbe):
             return None  # not an SQL-answer task
         return self.expect
 
-    def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
-        gold = env.gold_result(task) if isinstance(env, GoldResult) else None
-        return [] if gold is None else self._sql_variants(env, task, gold)
-
-    def variants_for(self, ctx: AttackContext, task: Task) -> list[Sequence[Message]]:
-        gold = gold_of(ctx, task)
-        return [] if gold is None else self._sql_variants(ctx.env, task, gold)
-
-    def _sql_variants(
+    def gold_variants(
         self, env: Environment, task: Task, gold: ResultSet
     ) -> list[Sequence[Message]]:
         if not isinstance(env, SqlChannel):
             return []
-        gold_sql = env.gold_sql(task).strip().rstrip(";")
-        return [env.submit_sql(task, q) for q in self.queries(gold_sql, gold, dialect(env))]
+        queries = self.queries(bare_gold_sql(env, task), gold, dialect(env))
+        return [env.submit_sql(task, q) for q in queries]
 
 
 class WriteStatements(_SqlProbe):
