@@ -6,6 +6,8 @@ Three forms:
     workgym certify --from-runs BASE_RUN CAND_RUN [SUITE_BASE SUITE_CAND ...]
     workgym certify --recompute certificate.json
 
+Either of the first two takes `--curve TRAIN_OUT` to draw the training's learning curve.
+
 Heavy imports stay inside the command so `workgym --help` stays fast.
 """
 
@@ -100,6 +102,13 @@ def certify(
         Path | None, typer.Option(help="folder of admission.json (default runs/check)")
     ] = None,
     looks_log: Annotated[Path | None, typer.Option(help="looks log (default ~/.workgym)")] = None,
+    curve: Annotated[
+        Path | None,
+        typer.Option(
+            help="training --out folder, or its reward_curve.jsonl (grpo) / report.json "
+            "(playbook): drawn as the learning curve, not part of the verdict"
+        ),
+    ] = None,
     temperature: float = 0.0,
     max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
     progress: bool = True,
@@ -111,6 +120,8 @@ def certify(
     from workgym.models.base import ConfigError, Sampling
 
     if recompute is not None:
+        if curve is not None:
+            raise _fail("--recompute takes the learning curve from the certificate; drop --curve")
         _recompute(recompute)
         return
     from workgym.certify.workflow import Request, certify_async
@@ -135,6 +146,7 @@ def certify(
         base_url=base_url,
         api_key=api_key,
         progress=progress,
+        curve=curve,
     )
     try:
         if from_runs:

@@ -11,10 +11,11 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from workgym.certify.schema import Certificate, Comparison
+from workgym.certify.schema import Certificate, Comparison, LearningCurve
 
 BASE = "#4e79a7"
 CAND = "#e15759"
+REFS = ("#4e79a7", "#76b7b2", "#9c755f", "#bab0ac")
 
 
 def _figure(width: float, height: float) -> tuple[Any, Any]:
@@ -95,4 +96,47 @@ def frontier(cert: Certificate) -> str:
     axes.set_xlim(left=0)
     axes.legend(frameon=False, loc="lower right")
     axes.spines[["top", "right"]].set_visible(False)
+    return _png(fig)
+
+
+def learning_curve(curve: LearningCurve) -> str:
+    """The training's own curve (`--curve`): how the candidate was reached, with the trainer's
+    spread as bars where it measured one, its reference agents as dashed lines, and a star on the
+    checkpoint it kept. Drawn apart from the held-out plots because it is not held-out evidence."""
+    fig, ax = _figure(6.4, 3.4)
+    xs = [p.x for p in curve.points]
+    ys = [p.reward for p in curve.points]
+    bx: list[int] = []
+    by: list[float] = []
+    below: list[float] = []
+    above: list[float] = []
+    for p in curve.points:
+        if p.lower is not None and p.upper is not None:
+            bx.append(p.x)
+            by.append(p.reward)
+            below.append(p.reward - p.lower)
+            above.append(p.upper - p.reward)
+    if bx:
+        ax.errorbar(bx, by, yerr=[below, above], fmt="none", ecolor="#bbbbbb", capsize=3)
+    ax.plot(xs, ys, marker="o", markersize=3, color=CAND, label=f"{curve.trainer} training")
+    for i, (name, value) in enumerate(sorted(curve.references.items())):
+        ax.axhline(value, color=REFS[i % len(REFS)], linewidth=1, linestyle="--", label=name)
+    kept = [p for p in curve.points if p.x == curve.chosen]
+    if kept:
+        ax.plot(
+            [p.x for p in kept],
+            [p.reward for p in kept],
+            linestyle="none",
+            marker="*",
+            markersize=12,
+            color=CAND,
+            label="kept checkpoint",
+        )
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps and iterations are counts
+    ax.set_xlabel(curve.x_label)
+    ax.set_ylabel(curve.y_label)
+    ax.legend(frameon=False, fontsize=8, loc="best")
+    ax.spines[["top", "right"]].set_visible(False)
     return _png(fig)

@@ -35,6 +35,10 @@ img{max-width:100%;border:1px solid #dde1e7;border-radius:6px;background:#fff}
 .plots{display:grid;grid-template-columns:1fr 1fr;gap:14px}
 table.narrow{width:auto;min-width:560px}
 """
+NO_CURVE = (
+    "<p class='muted'>No learning curve: pass <code>--curve</code> with the training's output "
+    "folder to draw it here.</p>"
+)
 
 
 def _f(x: float | None, fmt: str = ".3f") -> str:
@@ -194,7 +198,24 @@ def _plots(c: Certificate) -> str:
         "<figcaption class='muted'>Per-item difference, candidate - baseline (task).</figcaption>"
         f"</figure><figure><img alt='reward vs tokens' src='data:image/png;base64,{front}'>"
         "<figcaption class='muted'>Reward against tokens per task; up and left is better."
-        "</figcaption></figure></div>"
+        f"</figcaption></figure>{_curve(c)}</div>{'' if c.frozen.curve else NO_CURVE}"
+    )
+
+
+def _curve(c: Certificate) -> str:
+    """The learning curve (`--curve`) when the certificate carries one."""
+    curve = c.frozen.curve
+    if curve is None:
+        return ""
+    png = plots.learning_curve(curve)
+    band = f"; bars: {escape(curve.band)}" if curve.band else ""
+    dropped = f"; {curve.dropped} batches without a reward left out" if curve.dropped else ""
+    return (
+        f"<figure><img alt='learning curve' src='data:image/png;base64,{png}'>"
+        f"<figcaption class='muted'>Learning curve of the {escape(curve.trainer)} training: "
+        f"{escape(curve.y_label)} by {escape(curve.x_label)}{band}{dropped}. Measured during "
+        "training, not on the held-out items: it does not enter the verdict.</figcaption>"
+        "</figure>"
     )
 
 
@@ -224,9 +245,20 @@ def _provenance(c: Certificate) -> str:
 {fr.looks.attempt} ({fr.looks.previous_attempts} before), log <code>{escape(fr.looks.log)}</code>
 <br><b>Frozen</b>: alpha {fr.alpha:g}, epochs {fr.epochs}, seed {fr.seed}, task margin
 {fr.task_margin:g}, suite margins {escape(", ".join(f"{k} {v:g}" for k, v in fr.margins.items()))}
+{_curve_source(c)}
 <ul class="muted">{rules}</ul>
 <p class="muted">Recompute: <code>workgym certify --recompute certificate.json</code>
 ({escape(c.format)})</p></div>"""
+
+
+def _curve_source(c: Certificate) -> str:
+    curve = c.frozen.curve
+    if curve is None:
+        return ""
+    return (
+        f"<br><b>Learning curve</b>: {escape(curve.trainer)} <code>{escape(curve.path)}</code> "
+        f"(sha256 <code>{curve.sha256[:16]}</code>, {len(curve.points)} points)"
+    )
 
 
 def _cost_matched(c: Certificate) -> str:

@@ -1,8 +1,9 @@
 """The certificate's file format (``workgym-certificate/1``): what is stored, and why.
 
 Everything a reader needs to recompute the verdict is here: the frozen inputs (policies, margins,
-alpha, epochs, seed, admission, which look at the test split this was), the environment and split
-hashes, the run directories with a digest of their episodes, and every item's per-epoch scores.
+alpha, epochs, seed, admission, which look at the test split this was, the training's learning
+curve when one was given), the environment and split hashes, the run directories with a digest
+of their episodes, and every item's per-epoch scores.
 `workgym certify --recompute` rebuilds the file from the stored episodes and compares bytes.
 
 Floats that do not exist (the open end of a one-sided interval, an undefined correlation) are
@@ -15,7 +16,7 @@ import json
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 CERT_FORMAT = "workgym-certificate/1"
 Arm = Literal["baseline", "candidate"]
@@ -199,6 +200,34 @@ class LooksRecord(BaseModel):
     previous_attempts: int
 
 
+class CurvePoint(BaseModel):
+    """One point of a training curve; `lower`/`upper` only where the trainer measured a spread."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    x: int
+    reward: float
+    lower: float | None = None
+    upper: float | None = None
+
+
+class LearningCurve(BaseModel):
+    """The training's own curve (`--curve`), as the trainer wrote it. It shows how the candidate
+    was reached, on data training saw or selected on, so it never enters the verdict; `sha256` is
+    of the file it was read from (workgym.certify.curve)."""
+
+    trainer: Literal["grpo", "playbook"]
+    path: str  # relative to the certificate's folder
+    sha256: str
+    x_label: str
+    y_label: str
+    band: str | None = None  # what `lower`/`upper` of the points are
+    points: list[CurvePoint]
+    dropped: int = 0  # lines of the file with no reward (every episode of the batch masked)
+    references: dict[str, float] = Field(default_factory=dict)  # e.g. the untrained baselines
+    chosen: int | None = None  # x of the checkpoint training kept, when the trainer says
+
+
 class Frozen(BaseModel):
     """Inputs fixed before the run; a recomputation takes them from here, never from flags."""
 
@@ -216,6 +245,7 @@ class Frozen(BaseModel):
     admission: AdmissionRecord
     looks: LooksRecord
     rules: list[str]
+    curve: LearningCurve | None = None  # kept, not recomputed: it is not made from the episodes
 
 
 class Condition(BaseModel):
@@ -255,7 +285,17 @@ class Certificate(BaseModel):
 
     def to_json(self) -> str:
         """Canonical bytes: sorted keys, fixed indentation, no NaN; what --recompute compares.
-        A certificate without a swarm has no `cost_matched` key at all (older files recompute)."""
-        skip = {"cost_matched"} if self.cost_matched is None else None
-        body = self.model_dump(mode="json", exclude=skip)
+        A certificate without a swarm has no `cost_matched` key at all, and one without
+        `--curve` no `frozen.curve` key, and a run without reviews no review keys (older files
+        recompute)."""
+        skip: dict[str, Any] = {}
+        if self.cost_matched is None:
+            skip["cost_matched"] = True
+        if self.frozen.curve is None:
+            skip["frozen"] = {"curve"}
+        body = self.model_dump(mode="json", exclude=skip or None)
+        for comparison in [body["task"], *body["suites"]]:
+            for run in comparison["runs"]:
+                if run["reviews_sha256"] is None:
+                    del run["reviews_sha256"], run["n_reviews"]
         return json.dumps(body, sort_keys=True, indent=1, allow_nan=False)

@@ -16,6 +16,7 @@ from workgym import __version__
 from workgym.certify import arms, looks
 from workgym.certify.certificate import Side, build, check_admission, env_record, policy_record
 from workgym.certify.certificate import write as write_certificate
+from workgym.certify.curve import read_curve
 from workgym.certify.schema import Certificate, Frozen, PolicyRecord
 from workgym.environment import Environment, load
 from workgym.models.base import ConfigError
@@ -51,6 +52,7 @@ class Request:
     api_key: str | None = None
     progress: bool = True
     n_resamples: int = 100_000
+    curve: Path | None = None  # a training --out folder or its curve file (certify.curve)
 
 
 def _slug(text: str) -> str:
@@ -123,6 +125,8 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
         task_runs = None
         suite_runs = {}
     out = req.out or Path("certificates") / _slug(env.id)
+    # read before the look is recorded: a wrong --curve costs no look at the test split
+    curve = read_curve(req.curve, out) if req.curve is not None else None
     admission, forced = check_admission(env, force=req.force, directory=req.admission_dir)
     task_env = env_record(env, ref, TEST, items)
     look = looks.record_look(
@@ -173,6 +177,7 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
         admission=admission,
         looks=look,
         rules=_rules(),
+        curve=curve,
     )
     out.mkdir(parents=True, exist_ok=True)
     cert = build(frozen, sides[0], sides[1:], out)
