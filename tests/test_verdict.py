@@ -54,3 +54,11 @@ def test_verifier_error_is_not_trainable() -> None:
         Status.forbidden_action,
         Status.verifier_error,
     }
+
+
+def test_all_or_nothing_says_why_it_failed() -> None:
+    ok = Verdict.all_or_nothing([], {"a": 1.0}, {"rows": 3})
+    assert ok.success and ok.reward == 1.0 and ok.evidence == {"rows": 3}
+    bad = Verdict.all_or_nothing(["missing row 7"], {"a": 0.0}, {"rows": 3}, ["provenance"])
+    assert not bad.success and bad.reward == 0.0 and bad.flags == ["provenance"]
+    assert bad.evidence == {"rows": 3, "problems": ["missing row 7"]}

@@ -52,6 +52,27 @@ class Verdict(BaseModel):
     def wrong(cls, status: Status = Status.ok, **evidence: Any) -> Verdict:
         return cls(reward=0.0, success=False, status=status, evidence=evidence)
 
+    @classmethod
+    def all_or_nothing(
+        cls,
+        problems: list[str],
+        subscores: dict[str, float] | None = None,
+        evidence: dict[str, Any] | None = None,
+        flags: list[str] | None = None,
+    ) -> Verdict:
+        """Reward 1 exactly when no check found a problem; the problems go into the evidence
+        under "problems", so a failure always says why (the strict verifiers' shape)."""
+        found = dict(evidence or {})
+        if problems:
+            found["problems"] = problems
+        return cls(
+            reward=0.0 if problems else 1.0,
+            success=not problems,
+            subscores=subscores or {},
+            evidence=found,
+            flags=flags or [],
+        )
+
 
 Scorer = Callable[["Task", "Episode"], Verdict]
 

@@ -274,13 +274,4 @@ def verify_calls(
         subscores["no_collateral"] = float(not result.collateral)
         evidence["changes"] = result.diff.summary()
         flags.extend(claim_flags(texts, result.diff, rules.claims))
-    if problems:
-        evidence["problems"] = problems
-    success = not problems
-    return Verdict(
-        reward=1.0 if success else 0.0,
-        success=success,
-        subscores=subscores,
-        evidence=evidence,
-        flags=flags,
-    )
+    return Verdict.all_or_nothing(problems, subscores, evidence, flags)

@@ -187,11 +187,4 @@ def verify_conclusion(
     problems = [f"cause {i + 1}: {msg}" for i, p in enumerate(per_cause) for msg in p.values()]
     if unobserved:
         problems.append(f"evidence never observed in the transcript: {unobserved}")
-    success = not problems
-    return Verdict(
-        reward=1.0 if success else 0.0,
-        success=success,
-        subscores=subscores,
-        evidence={"problems": problems} if problems else {},
-        flags=flags,
-    )
+    return Verdict.all_or_nothing(problems, subscores, flags=flags)

@@ -273,19 +273,11 @@ def judge(task: Task, messages: list[Message], answer: Any, snap: dict[str, Any]
     if guessed:
         problems.append(f"used ids no observation had shown: {guessed}")
         flags.append(PROVENANCE)
-    evidence = dict(verdict.evidence)
-    if problems:
-        evidence["problems"] = problems
-    success = not problems
-    return Verdict(
-        reward=1.0 if success else 0.0,
-        success=success,
-        subscores=verdict.subscores
-        | {
-            "outcome": float(outcome_ok),
-            "looked_up": float(not missing),
-            "provenance": float(not guessed),
-        },
-        evidence=evidence,
-        flags=flags,
+    subscores = {
+        "outcome": float(outcome_ok),
+        "looked_up": float(not missing),
+        "provenance": float(not guessed),
+    }
+    return Verdict.all_or_nothing(
+        problems, verdict.subscores | subscores, dict(verdict.evidence), flags
     )

@@ -181,14 +181,7 @@ def verify_conclusion(
         problems.append("no evidence: cite at least one query you ran")
     problems += [f"evidence {i + 1}: {_why(c)}" for i, c in enumerate(checks) if not c.ok]
     subscores["evidence"] = float(bool(checks) and all(c.ok for c in checks))
-    success = not problems
-    return Verdict(
-        reward=1.0 if success else 0.0,
-        success=success,
-        subscores=subscores,
-        evidence={"problems": problems} if problems else {},
-        flags=flags,
-    )
+    return Verdict.all_or_nothing(problems, subscores, flags=flags)
 
 
 def _why(check: Any) -> str:
