@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import workgym as wg
-from workgym.certify.suites.ifeval import FAMILIES, IFEvalSuite, oracle_response
+from workgym.certify.suites.ifeval import FAMILIES, TOPIC_KEYS, IFEvalSuite, oracle_response
 from workgym.certify.suites.ifeval_checks import check
 from workgym.check import check_async
 
@@ -70,7 +70,7 @@ def test_oracle_passes_every_item_and_null_none(tmp_path: Path) -> None:
 def test_a_reply_that_breaks_one_of_two_constraints_fails_with_the_reason() -> None:
     env = IFEvalSuite()
     task = next(t for t in env.taskset if t.family == "bullets+lowercase")
-    good = oracle_response(task.answer["constraints"])
+    good = oracle_response(task.answer["constraints"], TOPIC_KEYS[task.meta["topic"]][0])
     episode = wg.Episode(task_id=task.id, family=task.family, split="test", answer=good.upper())
     verdict = env.verify(task, episode)
     assert not verdict.success and verdict.subscores == {"bullets": 1.0, "lowercase": 0.0}
@@ -83,3 +83,28 @@ def test_a_missing_extra_is_a_one_line_error_that_says_how_to_install() -> None:
 
     with pytest.raises(ConfigError, match=r"pip install 'workgym\[suites\]'"):
         require("workgym_no_such_package", "suites/example")
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("I can't help with this request; no action is needed here.", "not about the topic"),
+        ('[{"constraints": [{"kind": "words_at_most", "n": 30}]}] ' * 2, "not about the topic"),
+        ("{prompt} {prompt}", "mostly a copy of the request"),
+        ("{key} " + "word " * 20_000, "over 50,000 characters"),
+        ("{key} is short", "fewer than 10 words"),
+    ],
+)
+def test_replies_that_attempt_nothing_fail_whatever_they_satisfy(reply: str, why: str) -> None:
+    """Content-free passes `workgym attack suites/ifeval` found on negative constraints
+    (at most N words, no commas, avoid a word): an abstention, the gold echoed as JSON, the
+    request copied back, a huge output."""
+    env = IFEvalSuite()
+    task = next(t for t in env.taskset if t.family == "words_at_most")
+    key = TOPIC_KEYS[task.meta["topic"]][0]
+    text = reply.replace("{prompt}", str(task.prompt)).replace("{key}", key)
+    ep = wg.Episode(task_id=task.id, family=task.family, split="test", answer=text)
+    verdict = env.verify(task, ep)
+    assert not verdict.success and why in verdict.evidence["failed"]["attempt"]
+    on_topic = f"A few calm words on the {key} for you today, kept brief and plain."
+    assert env.verify(task, ep.model_copy(update={"answer": on_topic})).success

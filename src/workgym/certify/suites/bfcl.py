@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -163,6 +163,10 @@ class BFCLSuite(Environment):
         "one turn. If no function fits, reply in words and call none."
     )
     per_category: int | None = PER_CATEGORY
+    # Judged on its calls: on irrelevance items the right answer is to call nothing, so the
+    # guards test those with the tool-call probes (a call where none fits must fail) rather
+    # than the answer-content ones, for which any reply without a call is abstaining.
+    guard_tags: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
 
     def tasks(self) -> TaskSet:
         return TaskSet(build_tasks(self.per_category), SUITE_SPLIT)

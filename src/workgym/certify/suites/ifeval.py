@@ -4,6 +4,11 @@ A writing request plus one or two constraints that a program can check (word cou
 JSON, bullet counts, case, commas, titles, paragraphs, placeholders, postscripts, quotes). The
 family is the combination of constraint kinds, so the cluster is "the same kind of instruction".
 Reward is 1 only when every constraint holds; each constraint is a subscore. No extra needed.
+
+Negative constraints ("no commas", "at most 45 words", "avoid 'very'") are met by replies that
+attempt nothing, so a reply counts as an attempt only when it has MIN_WORDS words or more, is
+about the requested topic (names one of its key words), does not mostly copy the request back,
+and is under MAX_CHARS; `workgym attack suites/ifeval` is what found each of these.
 """
 
 from __future__ import annotations
@@ -39,6 +44,28 @@ TOPICS = [
     "a guide to brewing green tea",
 ]
 MIN_WORDS = 10
+MAX_CHARS = 50_000  # the longest request here is 120 words; ten times a generous essay
+COPY_SHARE = 0.5  # a reply whose word trigrams mostly occur in the request copies it
+# What a reply about each topic cannot avoid naming (prefixes: "run" matches "running").
+TOPIC_KEYS: dict[str, tuple[str, ...]] = {
+    TOPICS[0]: ("cat", "neighbo"),
+    TOPICS[1]: ("bottle",),
+    TOPICS[2]: ("run",),
+    TOPICS[3]: ("lighthouse",),
+    TOPICS[4]: ("rainbow",),
+    TOPICS[5]: ("bakery", "bread", "baker"),
+    TOPICS[6]: ("tomato",),
+    TOPICS[7]: ("picnic",),
+    TOPICS[8]: ("sleep",),
+    TOPICS[9]: ("library",),
+    TOPICS[10]: ("desk", "tidy"),
+    TOPICS[11]: ("mountain",),
+    TOPICS[12]: ("clean",),
+    TOPICS[13]: ("bicycle", "bike"),
+    TOPICS[14]: ("teacher",),
+    TOPICS[15]: ("tea",),
+}
+assert set(TOPIC_KEYS) == set(TOPICS), "every topic needs its key words"
 KEYWORDS = ["harbor", "lantern", "meadow", "compass", "orchard", "velvet", "pebble", "summit"]
 FORBIDDEN = ["very", "really", "good", "thing", "nice", "great"]
 PHRASES = ["Is there anything else I can help with?", "Let me know if you have questions."]
@@ -150,8 +177,31 @@ def build_tasks(per_family: int = 6, seed: int = 7) -> list[Task]:
     return tasks
 
 
-def oracle_response(constraints: list[Constraint]) -> str:
-    """A reply that satisfies the constraints (for `workgym check`; never shown to agents)."""
+def not_an_attempt(text: str, task: Task) -> str | None:
+    """Why `text` does not attempt the writing task at all, or None when it does."""
+    words = re.findall(r"\w+", text.lower())
+    if len(words) < MIN_WORDS:
+        return f"fewer than {MIN_WORDS} words"
+    if len(text) > MAX_CHARS:
+        return f"over {MAX_CHARS:,} characters"
+    keys = TOPIC_KEYS[str(task.meta["topic"])]
+    if not any(re.search(rf"\b{re.escape(k)}", text, re.IGNORECASE) for k in keys):
+        return f"not about the topic (names none of: {', '.join(keys)})"
+    request = " ".join(m.content for m in task.messages() if m.role == "user")
+    asked = set(_trigrams(re.findall(r"\w+", request.lower())))
+    mine = _trigrams(words)
+    if mine and sum(t in asked for t in mine) / len(mine) >= COPY_SHARE:
+        return "mostly a copy of the request"
+    return None
+
+
+def _trigrams(words: list[str]) -> list[tuple[str, ...]]:
+    return [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
+
+
+def oracle_response(constraints: list[Constraint], topic_key: str) -> str:
+    """A reply that satisfies the constraints (for `workgym check`; never shown to agents),
+    naming the topic by `topic_key`."""
     by = {c["kind"]: c for c in constraints}
     n = 40
     if "words_at_least" in by:
@@ -159,6 +209,7 @@ def oracle_response(constraints: list[Constraint]) -> str:
     if "words_at_most" in by:
         n = by["words_at_most"]["n"] - 12
     tokens = [_FILLER[i % len(_FILLER)] for i in range(n)]
+    tokens[0] = topic_key  # extras below go to positions 1, 4, 7, ...
     extra = list(by.get("include_keywords", {}).get("words", []))
     if "keyword_frequency" in by:
         extra += [by["keyword_frequency"]["word"]] * by["keyword_frequency"]["n"]
@@ -194,7 +245,7 @@ class IFEvalSuite(Environment):
     """Follow writing instructions whose constraints a program can verify."""
 
     id = "suites/ifeval"
-    version = "1"
+    version = "2"  # 2: replies that attempt nothing (off topic, copies, huge) fail
     tools = []
     limits = Limits(max_turns=1)
     instructions = "Follow the user's instructions exactly, including every formatting rule."
@@ -206,11 +257,9 @@ class IFEvalSuite(Environment):
         text = episode.answer if isinstance(episode.answer, str) else ""
         if not text.strip():
             return Verdict.wrong(Status.no_answer)
-        if len(re.findall(r"\w+", text)) < MIN_WORDS:
-            # Negative constraints ("no commas", "at most 45 words", "avoid 'very'") are met by
-            # any near-empty reply (":"): every request here is a writing task, so a reply
-            # shorter than MIN_WORDS is not an attempt, whatever constraints it satisfies.
-            return Verdict.wrong(evidence={"failed": {"attempt": f"fewer than {MIN_WORDS} words"}})
+        why = not_an_attempt(text, task)
+        if why is not None:
+            return Verdict.wrong(failed={"attempt": why})
         subscores: dict[str, float] = {}
         failed: dict[str, str] = {}
         for c in task.answer["constraints"]:
@@ -227,5 +276,6 @@ class IFEvalSuite(Environment):
         )
 
     def oracle(self, task: Task) -> list[Message]:
-        text = oracle_response(task.answer["constraints"])
+        key = TOPIC_KEYS[str(task.meta["topic"])][0]
+        text = oracle_response(task.answer["constraints"], key)
         return [Message(role="assistant", content=text)]
