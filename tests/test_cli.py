@@ -32,7 +32,8 @@ def test_check_passes_on_the_toy(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "check.json").read_text())
-    assert report["passed"] and len(report["items"]) == 6
+    assert report["passed"] and len(report["items"]) == 7
+    assert "data files match the tasks" in [i["name"] for i in report["items"]]
     assert "next: workgym eval" in result.output
 
 
