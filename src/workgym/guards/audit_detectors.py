@@ -144,18 +144,28 @@ def provenance(v: View) -> Iterator[Raised]:
         grounded = v.observation_text.lower() + "\n" + used
         if any(a.lower() not in grounded for a in unseen):
             yield Raised("provenance:unobserved-gold", v.submission)
-    prompt = "\n".join(m.content for m in v.ep.messages if m.role == "user")
-    atoms = [(s, False) for s in strings] + [(n, True) for n in numbers]
-    atoms = [(a, num) for a, num in atoms if not _mentions(prompt, a, num)]
+    # Only turns before the first successful lookup can state an answer "before evidence".
     messages = v.ep.messages
-    for i, content, _ in v.assistant_turns():
-        stated = content + " ".join(
-            clip(c.arguments) for c in messages[i].tool_calls if c.name == v.final_name
+    first_ok = next(
+        (i for i, e in enumerate(messages) if e.role == "tool" and _ok_result(v, e)), len(messages)
+    )
+    early = [
+        (
+            i,
+            clip(m.content)
+            + " ".join(clip(c.arguments) for c in m.tool_calls if c.name == v.final_name),
         )
-        if any(_mentions(stated, atom, num) for atom, num in atoms):
-            if not any(e.role == "tool" and _ok_result(v, e) for e in messages[:i]):
+        for i, m in enumerate(messages[:first_ok])
+        if m.role == "assistant"
+    ]
+    if early and (strings or numbers):
+        prompt = "\n".join(m.content for m in messages if m.role == "user")
+        atoms = [(s, False) for s in strings] + [(n, True) for n in numbers]
+        atoms = [(a, num) for a, num in atoms if not _mentions(prompt, a, num)]
+        for i, stated in early:
+            if any(_mentions(stated, atom, num) for atom, num in atoms):
                 yield Raised("provenance:answer-before-evidence", i)
-            break
+                break
     cited = evidence_ids(v.ep.answer)
     if cited:
         # Observed: shown by a tool or the user, or what the agent itself ran (a query it
