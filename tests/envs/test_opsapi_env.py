@@ -71,6 +71,10 @@ def test_the_oracle_solves_one_task_of_every_family(env: OpsApi, tmp_path: Path)
         ep = play(env, task, env.oracle(task))
         assert ep.success, (task.family, ep.verdict)
         assert ep.verdict is not None and ep.verdict.flags == []
+        # The oracle reads what it acts on and answers questions no tool fits without tools:
+        # the transcript audit has nothing to flag (the outcome's enum is vocabulary, and a
+        # request that needs no lookup does not require evidence).
+        assert ep.flags == [], (task.family, ep.flags)
 
 
 def test_live_replayed_and_repeated_scores_agree(env: OpsApi, tmp_path: Path) -> None:

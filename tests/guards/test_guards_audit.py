@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import guards_fixtures as F
 import guards_sqlfixture as S
@@ -360,3 +360,28 @@ def test_evidence_the_agent_ran_counts_as_observed(tmp_path: Path) -> None:
     assert "provenance:unobserved-evidence" not in audit(env, task, cites).flags
     never = ep.model_copy(update={"answer": {"evidence": ["SELECT * FROM secrets"]}})
     assert "provenance:unobserved-evidence" in audit(env, task, never).flags
+
+
+def test_the_tools_vocabulary_is_not_unobserved_gold() -> None:
+    """An outcome chosen from the final tool's enum was shown to the agent in the tool schema."""
+
+    @wg.tool(final=True)
+    def finish(outcome: Literal["refunded", "declined"]) -> str:
+        """Record the outcome.
+
+        Args:
+            outcome: What was done.
+        """
+        return "recorded"
+
+    class Desk(F.Quiz):
+        tools = [F.lookup, finish]
+
+    task = wg.Task(family="desk/t0", prompt="Can you refund order 7?", answer="declined")
+    ep = play(
+        Desk(),
+        task,
+        turn(call("lookup", country="France")),
+        turn(call("finish", outcome="declined")),
+    )
+    assert not [f for f in ep.flags if f.startswith("provenance")], ep.flags

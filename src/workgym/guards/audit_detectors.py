@@ -125,9 +125,9 @@ def provenance(v: View) -> Iterator[Raised]:
     """Gold values the agent had no way to know: in the answer but in no observation; stated
     (in prose or in the submission) before any tool returned a result; evidence ids never seen.
 
-    Only `Environment.gold_values` is traced (not a hidden manifest). A lookup's arguments ask
-    rather than state, and a value the prompt itself names is no revelation, so neither counts
-    as stating an answer early."""
+    Only `Environment.gold_values` is traced (not a hidden manifest). What the agent was told
+    (the prompt, the instructions, the tools' schemas: an outcome's enum, a cause vocabulary) is
+    no revelation, and a lookup's arguments ask rather than state an answer."""
     if not v.has_tools or not v.evidence_required or not v.answer_text:
         return
     strings, numbers = gold_atoms(v.env.gold_values(v.task))
@@ -140,8 +140,8 @@ def provenance(v: View) -> Iterator[Raised]:
         # A value the agent used in a query that succeeded is grounded in its own exploration
         # (a date it derived from the question, say); echoing a value through a query would
         # show it in the result anyway, so this costs the check nothing.
-        used = "\n".join(a for c in v.ok_calls() for a in _string_args(c.arguments)).lower()
-        grounded = v.observation_text.lower() + "\n" + used
+        used = "\n".join(a for c in v.ok_calls() for a in _string_args(c.arguments))
+        grounded = "\n".join([v.observation_text, v.shown_text, used]).lower()
         if any(a.lower() not in grounded for a in unseen):
             yield Raised("provenance:unobserved-gold", v.submission)
     # Only turns before the first successful lookup can state an answer "before evidence".
@@ -159,9 +159,8 @@ def provenance(v: View) -> Iterator[Raised]:
         if m.role == "assistant"
     ]
     if early and (strings or numbers):
-        prompt = "\n".join(m.content for m in messages if m.role == "user")
         atoms = [(s, False) for s in strings] + [(n, True) for n in numbers]
-        atoms = [(a, num) for a, num in atoms if not _mentions(prompt, a, num)]
+        atoms = [(a, num) for a, num in atoms if not _mentions(v.shown_text, a, num)]
         for i, stated in early:
             if any(_mentions(stated, atom, num) for atom, num in atoms):
                 yield Raised("provenance:answer-before-evidence", i)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,13 @@ class View:
         last = [i for i, m in enumerate(self.ep.messages) if m.role == "assistant"]
         return last[-1] if last else None
 
+    @cached_property
+    def shown_text(self) -> str:
+        """What the agent was told before acting: the system and user messages, and the tools'
+        names, descriptions and argument schemas (an enum's values are vocabulary, not data)."""
+        said = [m.content for m in self.ep.messages if m.role in ("system", "user")]
+        return "\n".join([*said, _schema_text(self.env)])
+
     def assistant_turns(self) -> list[tuple[int, str, str]]:
         """(message index, content, call arguments joined) of every assistant message, clipped."""
         return [
@@ -115,6 +123,18 @@ class View:
             for i, m in enumerate(self.ep.messages)
             if m.role == "assistant"
         ]
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _schema_text(env: Environment) -> str:
+    """The environment's tool specs as the model sees them, once per environment object."""
+    found = _SCHEMAS.get(env)
+    if found is None:
+        found = json.dumps([t.spec.model_dump() for t in env.tools], default=str)
+        _SCHEMAS[env] = found
+    return found
 
 
 def view(env: Environment, task: Task, ep: Episode) -> View:

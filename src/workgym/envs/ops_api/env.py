@@ -191,6 +191,12 @@ class OpsApi(Environment):
         """The oracle's dependent calls swapped (must fail)."""
         return attacks.out_of_order(task)
 
+    def gold_values(self, task: Task) -> Any:
+        """What the verifier compares: the outcome and the state change. The oracle's script,
+        its reply text and the reads it must make are how the gold was built, not values an
+        honest agent would repeat."""
+        return {"outcome": task.answer["outcome"], "state": task.answer["criteria"]["state"]}
+
     def audit_flags(self, task: Task, episode: Any) -> list[str]:
         """The verdict's flags: claims the final state does not back, guessed ids (provenance),
         supervisor-endpoint use. They need the final state, which only the verifier had."""

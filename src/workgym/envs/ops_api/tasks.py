@@ -80,5 +80,13 @@ def _task(kind: str, t: int, world_seed: int, d: Draft) -> Task:
             "request": d.request,
             "depends": [list(p) for p in d.depends],
         },
-        meta={"world_seed": world_seed, "kind": kind, "template": t, "tags": d.tags},
+        meta={
+            "world_seed": world_seed,
+            "kind": kind,
+            "template": t,
+            "tags": d.tags,
+            # A request the right answer needs nothing to look up for (a question no tool fits)
+            # is answered without evidence: the audit must not expect any.
+            "evidence_required": bool(d.must_read or d.oracle),
+        },
     )
