@@ -190,3 +190,26 @@ def test_conclusion_answers_dispatch_to_the_investigation_verifier(
         "answer": {"kind": "conclusion"},
         "env_dir": env.dir,
     }
+
+
+def test_an_honest_agent_raises_no_audit_flag(env: WarehouseEnv) -> None:
+    """Looking at the schema, running the reference query, then submitting: the transcript
+    audit must not flag this on any family, or honest successes would count 0 in training and
+    certification (a column answer "t.c" is never shown joined by a dot; an abstain reason is
+    the tool schema's vocabulary)."""
+
+    def honest(task: wg.Task, _: wg.Environment) -> list[wg.Message]:
+        def say(tool: str, text: str = "", **args: Any) -> wg.Message:
+            call = wg.ToolCall(id=tool, name=tool, arguments=json.dumps(args, default=str))
+            return wg.Message(role="assistant", content=text, tool_calls=[call])
+
+        out = [say("list_tables", "Looking at the tables first.")]
+        out += [say("describe_table", name=t) for t in task.meta.get("tables", [])[:2]]
+        if task.meta.get("reference_sql"):
+            out.append(say("run_sql", "Running the query.", sql=task.meta["reference_sql"]))
+        return [*out, say("submit_answer", "What the query returned.", answer=task.answer)]
+
+    policy = wg.Policy(wg.TaskScript("scripted/honest-sql", honest))
+    for task in env.taskset:
+        ep = asyncio.run(wg.run_episode(env, task, policy))
+        assert ep.success and ep.flags == [], (task.family, ep.flags)

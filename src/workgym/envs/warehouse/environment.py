@@ -220,8 +220,13 @@ class WarehouseEnv(Environment):
 
     def gold_values(self, task: Task) -> Any:
         """For an investigation, only the scored fields: the manifest and the gold's evidence
-        queries are the generator's, and an honest conclusion never repeats them."""
-        if self.answer_kind(task) != "conclusion":
+        queries are the generator's, and an honest conclusion never repeats them. A column
+        answer ("flights.arr_time") is its table and its column, each of which describe_table
+        shows, though never joined by a dot."""
+        kind = self.answer_kind(task)
+        if kind == "column" and isinstance(task.answer.get("value"), str):
+            return task.answer["value"].split(".")
+        if kind != "conclusion":
             return task.answer
         from workgym.envs.warehouse.investigate.answer import parse_conclusion
 
