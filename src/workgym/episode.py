@@ -106,6 +106,7 @@ class Episode(BaseModel):
     flags: list[str] = Field(default_factory=list)
     # flag -> indexes in `messages` of the assistant messages that raised it (the audit's sites)
     flag_sites: dict[str, list[int]] = Field(default_factory=dict)
+    flag_details: dict[str, str] = Field(default_factory=dict)  # flag -> why the audit raised it
     usage: TokenUsage = Field(default_factory=TokenUsage)
     turns: int = 0
     turn_tokens: list[TurnTokens] | None = None
@@ -249,7 +250,7 @@ class EpisodeDriver:
         if ep.outcome != "error":
             ep.verdict = await self.env.score_async(self.task, ep)
         findings = audit(self.env, self.task, ep)  # GUARDS.md: every episode is audited
-        ep.flags, ep.flag_sites = findings.flags, findings.sites
+        ep.flags, ep.flag_sites, ep.flag_details = findings.flags, findings.sites, findings.details
         ep.wall_time_s = time.perf_counter() - self.started
         return ep
 

@@ -94,6 +94,7 @@ def test_filter_open_episode_and_mark_a_flag(page: Any, served: Served, tmp_path
     # the flag sits at the step that raised it: the turn that stated the price before the lookup
     assert "raised at message #2" in page.inner_text("#flags")
     assert f"audit flags: {EARLY} at step 1" in page.inner_text("#why")
+    assert "before any lookup returned a result" in page.inner_text("#flags")  # the audit's why
     raised = page.locator("#m2.raised")
     expect(raised).to_contain_text("flag: " + EARLY)
     expect(raised).to_contain_text("checking anyway")

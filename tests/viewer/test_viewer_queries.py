@@ -198,6 +198,7 @@ def test_flags_are_placed_at_the_message_the_audit_recorded(viewer_root: Path) -
     assert r["flag_sites"]  # written by the real audit, not by this test
     view = flag_view(r, build_steps(r))
     assert view["at"] == r["flag_sites"] and view["unplaced"] == []
+    assert set(view["why"]) == set(r["flags"]) and all(view["why"].values())
     assert all(r["messages"][i]["role"] == "assistant" for at in view["at"].values() for i in at)
 
 

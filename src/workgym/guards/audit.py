@@ -36,17 +36,19 @@ FLAG_KINDS = (
 
 @dataclass
 class Findings:
-    """The audit of one episode: every flag (sorted), and flag -> the indexes in
-    Episode.messages of the assistant messages that raised it (flags without a site are absent)."""
+    """The audit of one episode: every flag (sorted), flag -> the indexes in Episode.messages of
+    the assistant messages that raised it (flags without a site are absent), and flag -> why."""
 
     flags: list[str] = field(default_factory=list)
     sites: dict[str, list[int]] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)  # flag -> the first reason given
 
 
 def audit(env: Environment, task: Task, ep: Episode) -> Findings:
     """Every flag this episode raises; a detector that crashes adds `audit_error:...`."""
     flags: set[str] = set(ep.flags)
     sites: dict[str, set[int]] = {}
+    details: dict[str, str] = {}
     v = view(env, task, ep)
     for detector in DETECTORS:
         try:
@@ -54,13 +56,16 @@ def audit(env: Environment, task: Task, ep: Episode) -> Findings:
                 flags.add(raised.flag)
                 if raised.at is not None:
                     sites.setdefault(raised.flag, set()).add(raised.at)
+                if raised.why:
+                    details.setdefault(raised.flag, raised.why)
         except Exception as exc:  # the audit must never lose an episode
             flags.add(f"audit_error:{detector.__name__}:{type(exc).__name__}")
     try:
         flags.update(env.audit_flags(task, ep))
     except Exception as exc:
         flags.add(f"audit_error:environment:{type(exc).__name__}")
-    return Findings(sorted(flags), {f: sorted(at) for f, at in sorted(sites.items())})
+    placed = {f: sorted(at) for f, at in sorted(sites.items())}
+    return Findings(sorted(flags), placed, dict(sorted(details.items())))
 
 
 def kind(flag: str) -> str:

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 out = Console(soft_wrap=True)
@@ -134,14 +135,15 @@ def review(
             "next: generalise it into a probe in src/workgym/guards/found.py (docs/guards.md)"
         )
         return
-    table = Table("task", "epoch", "flag", "review", title=f"flagged successes in {run}")
+    table = Table("task", "epoch", "flag", "why", "review", title=f"flagged successes in {run}")
     for (t, e), record in sorted(outcomes.records.items()):
         if not record.get("verdict", {}) or not record["verdict"].get("success"):
             continue
+        why = record.get("flag_details") or {}
         for f in episode_flags(record):
             found = outcomes.reviews.get((t, e, f))
             state = "[yellow]unreviewed[/]" if found is None else found.decision
-            table.add_row(t, str(e), f, state)
+            table.add_row(t, str(e), f, escape(str(why.get(f, ""))), state)
     out.print(table)
     s = outcomes.summary()
     out.print(

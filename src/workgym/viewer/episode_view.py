@@ -110,14 +110,18 @@ def _placements(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str
 
 
 def flag_view(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """All flags of the episode, and where each one sits in the transcript if known."""
+    """All flags of the episode, where each one sits in the transcript, and why it was raised,
+    as far as the audit recorded these."""
     verdict = record.get("verdict") or {}
     names = sorted(set(record.get("flags") or []) | set(verdict.get("flags") or []))
     placed = _placements(record, steps)
+    details = record.get("flag_details")
+    why = details if isinstance(details, dict) else {}
     return {
         "names": names,
         "at": {n: placed[n] for n in names if n in placed},
         "unplaced": [n for n in names if n not in placed],
+        "why": {n: str(why[n]) for n in names if n in why},
     }
 
 

@@ -53,7 +53,8 @@
       return el("li", {class: "flag-item", dataset: {flag: name}},
         badge(name, "flag"), " ",
         where ? el("a", {href: "#", onclick: (e) => { e.preventDefault(); jump(where[0]); }}, `raised at message #${where.join(", #")}`) : null,
-        " ", state, el("div", {class: "review"}, note,
+        " ", state,
+        flags.why[name] ? el("div", {class: "why-flag small"}, flags.why[name]) : null, el("div", {class: "review"}, note,
           el("button", {type: "button", class: "ok", onclick: () => mark("accepted")}, "Accept (benign)"),
           el("button", {type: "button", class: "danger", onclick: () => mark("exploit")}, "Confirm exploit")));
     });
