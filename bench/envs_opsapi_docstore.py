@@ -32,6 +32,17 @@ def ms(values: list[float]) -> str:
     return f"median {1000 * statistics.median(values):.2f} ms, p95 {1000 * p95:.2f} ms"
 
 
+def oracle_eval(env: wg.Environment, epochs: int, out: Path) -> tuple[list[wg.Episode], float]:
+    """The oracle on every task at concurrency 32: its episodes and the eval's wall seconds
+    (reading the episodes back is not timed)."""
+    t = time.perf_counter()
+    run = wg.eval(
+        env, "scripted/oracle", split="all", epochs=epochs, concurrency=32, out=out, progress=False
+    )
+    wall = time.perf_counter() - t
+    return list(run.episodes()), wall
+
+
 async def http_latency(env: OpsApi, n: int) -> tuple[list[float], list[float]]:
     opened, requests = [], []
     for i in range(n):
@@ -54,13 +65,7 @@ def bench_ops(epochs: int, out: Path) -> None:
     opened, requests = asyncio.run(http_latency(env, 50))
     print(f"ops-api  session create (blocking, 50): {ms(opened)}")
     print(f"ops-api  GET on keep-alive (250): {ms(requests)}")
-    t = time.perf_counter()
-    run = wg.eval(
-        env, "scripted/oracle", split="all", epochs=epochs, concurrency=32, out=out / "ops",
-        progress=False,
-    )  # fmt: skip
-    wall = time.perf_counter() - t
-    episodes = list(run.episodes())
+    episodes, wall = oracle_eval(env, epochs, out / "ops")
     solved = sum(e.success for e in episodes)
     calls = sum(len(e.tool_calls) for e in episodes)
     rate = f"{len(episodes) / wall:.0f} episodes/s, {calls / wall:.0f} calls/s"
@@ -95,13 +100,8 @@ def bench_docstore(epochs: int, out: Path) -> None:
     print(f"docstore corpus build (~{len(case.docs)} docs): {ms(builds)}")
     print(f"docstore FTS5 index build: {ms(indexes)}")
     print(f"docstore search, limit 10: {ms(searches)}")
-    t = time.perf_counter()
-    run = wg.eval(
-        env, "scripted/oracle", split="all", epochs=epochs, concurrency=32, out=out / "docs",
-        progress=False,
-    )  # fmt: skip
-    wall = time.perf_counter() - t
-    n = len(list(run.episodes()))
+    episodes, wall = oracle_eval(env, epochs, out / "docs")
+    n = len(episodes)
     print(f"docstore oracle, concurrency 32: {n} episodes in {wall:.2f} s = {n / wall:.0f}/s")
 
 

@@ -12,56 +12,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
-from workgym.messages import Message, ToolCall
+
+sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
+from _common import three_turns, toy_eval
 
 STEPS_PER_EPISODE = 3
 
 
-def three_turns(task: wg.Task, env: wg.Environment) -> list[Message]:
-    def turn(i: int, name: str, args: dict[str, object]) -> Message:
-        return Message(
-            role="assistant",
-            tool_calls=[ToolCall(id=f"c{i}", name=name, arguments=json.dumps(args))],
-        )
-
-    return [
-        turn(0, "get_item", {"name": "assam"}),
-        turn(1, "get_item", {"name": "saffron"}),
-        turn(2, "submit_answer", {"answer": task.answer}),
-    ]
-
-
 def measure(episodes: int, concurrency: int) -> dict[str, float]:
-    env = ToyShop()
-    epochs = -(-episodes // len(env.taskset))
     model = wg.TaskScript("scripted/bench-3-turn", three_turns)
-    with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
-        run = asyncio.run(
-            wg.eval_async(
-                env,
-                model,
-                split="all",
-                epochs=epochs,
-                concurrency=concurrency,
-                out=Path(tmp) / "run",
-                progress=False,
-            )
-        )
-        elapsed = time.perf_counter() - started
-        summary = run.summary()
-    n = summary.n_episodes
-    assert summary.success_rate == 1.0, "the bench script must solve every task"
+    n, elapsed = toy_eval(model, episodes, concurrency)
     return {
         "episodes": n,
         "concurrency": concurrency,

@@ -42,17 +42,16 @@ from workgym.models.base import Model, Sampling
 from workgym.policy import Policy
 from workgym.runner import eval_async
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
-from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.report import token_efficiency
 from workgym.train.playbook.scoring import Baseline
+
+sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
+from _common import add_endpoint_args, add_training_args, openai_name, train_config
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. .../v1")
-    p.add_argument("--api-key", default=None)
-    p.add_argument("--model", required=True, help="the agent's model name on that endpoint")
-    p.add_argument("--reflector-model", default=None, help="default: the agent's model")
+    add_endpoint_args(p, whose="agent's")
     p.add_argument("--reflector-base-url", default=None, help="default: --base-url")
     p.add_argument(
         "--baseline-model",
@@ -63,13 +62,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
     p.add_argument("--out", type=Path, default=Path("runs/playbook-real"))
     p.add_argument("--epochs", type=int, default=3, help="K epochs per test task and arm")
-    p.add_argument("--budget-tokens", type=int, default=None)
-    p.add_argument("--max-iterations", type=int, default=None)
-    p.add_argument("--max-epochs", type=int, default=3)
-    p.add_argument("--group-size", type=int, default=5)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--dev-k", type=int, default=3)
-    p.add_argument("--gate-tasks", type=int, default=8)
+    add_training_args(p, max_epochs=3, group_size=5, batch_size=8, dev_k=3, gate_tasks=8)
     p.add_argument("--train-temperature", type=float, default=0.7)
     p.add_argument("--test-temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=None, help="per agent call")
@@ -78,10 +71,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
-
-
-def openai_name(name: str) -> str:
-    return name if name.startswith("openai/") else f"openai/{name}"
 
 
 def slug(text: str) -> str:
@@ -137,20 +126,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         for b in args.baseline_model
     ]
     baselines = [Baseline(f"untrained {m.name}", m) for m in [agent, *others]]
-    cfg = TrainConfig(
-        seed=args.seed,
-        group_size=args.group_size,
-        batch_size=args.batch_size,
-        dev_k=args.dev_k,
-        gate_tasks=args.gate_tasks,
-        max_epochs=args.max_epochs,
-        max_iterations=args.max_iterations,
-        budget_tokens=args.budget_tokens,
-        temperature=args.train_temperature,
-        max_tokens=args.max_tokens,
-        ni_margin=args.margin,
-        concurrency=args.concurrency,
-    )
+    cfg = train_config(args, temperature=args.train_temperature, ni_margin=args.margin)
     console.rule(f"1. train a playbook for {agent.name} on {env.id}")
     result = await train_playbook_async(
         env, agent, out=args.out / "train", reflector=reflector, config=cfg, baselines=baselines

@@ -25,7 +25,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,42 +32,9 @@ from typing import Any
 
 import workgym as wg
 from workgym.envs.toy import ToyShop
-from workgym.messages import Message, ToolCall
 
-
-def three_turns(task: wg.Task, env: wg.Environment) -> list[Message]:
-    def turn(i: int, name: str, args: dict[str, object]) -> Message:
-        return Message(
-            role="assistant",
-            tool_calls=[ToolCall(id=f"c{i}", name=name, arguments=json.dumps(args))],
-        )
-
-    return [
-        turn(0, "get_item", {"name": "assam"}),
-        turn(1, "get_item", {"name": "saffron"}),
-        turn(2, "submit_answer", {"answer": task.answer}),
-    ]
-
-
-def one_eval(model: Any, episodes: int, concurrency: int, executor: Any) -> tuple[int, float]:
-    env = ToyShop()
-    epochs = -(-episodes // len(env.taskset))
-    with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
-        run = wg.eval(
-            env,
-            model,
-            split="all",
-            epochs=epochs,
-            concurrency=concurrency,
-            out=Path(tmp) / "run",
-            progress=False,
-            executor=executor,
-        )
-        elapsed = time.perf_counter() - started
-        summary = run.summary()
-    assert summary.success_rate == 1.0, "the bench script must solve every task"
-    return summary.n_episodes, elapsed
+sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
+from _common import three_turns, toy_eval
 
 
 def executors(latency_s: float, base_episodes: int) -> None:
@@ -90,8 +56,8 @@ def executors(latency_s: float, base_episodes: int) -> None:
         ),
     }
     # warm the worker pool so the first row does not pay for process start-up
-    one_eval(models["no latency"], 60, 4, RayExecutor(mode="tasks", workers=4))
-    one_eval(models["no latency"], 60, 4, RayExecutor(mode="actors", workers=4))
+    toy_eval(models["no latency"], 60, 4, RayExecutor(mode="tasks", workers=4))
+    toy_eval(models["no latency"], 60, 4, RayExecutor(mode="actors", workers=4))
     print(
         f"{'model':<14} {'executor':<12} {'workers':>7} {'in flight':>9} "
         f"{'episodes':>8} {'seconds':>8} {'episodes/s':>10}"
@@ -106,7 +72,7 @@ def executors(latency_s: float, base_episodes: int) -> None:
                 ("ray actors", RayExecutor(mode="actors", workers=workers)),
             ]
             for name, executor in rows:
-                episodes, seconds = one_eval(model, n, workers, executor)
+                episodes, seconds = toy_eval(model, n, workers, executor)
                 note = " (oversubscribed)" if name != "asyncio" and workers > cores else ""
                 print(
                     f"{label:<14} {name:<12} {workers:>7} {workers:>9} {episodes:>8} "
@@ -119,7 +85,7 @@ def executors(latency_s: float, base_episodes: int) -> None:
                 ("asyncio", "asyncio"),
                 ("ray actors", RayExecutor(mode="actors", workers=4)),
             ]:
-                episodes, seconds = one_eval(model, n, 64, executor)
+                episodes, seconds = toy_eval(model, n, 64, executor)
                 workers_label = "1" if name == "asyncio" else "4"
                 print(
                     f"{label:<14} {name:<12} {workers_label:>7} {64:>9} {episodes:>8} "

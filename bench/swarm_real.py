@@ -44,16 +44,15 @@ from workgym.swarm.cli import render
 from workgym.swarm.compare import Comparison, compare
 from workgym.swarm.plots import frontier_png
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
-from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.entries import DEFAULT_SECTIONS
+
+sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
+from _common import add_endpoint_args, add_training_args, openai_name, train_config
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. .../v1")
-    p.add_argument("--api-key", default=None)
-    p.add_argument("--model", required=True, help="the agents' model name on that endpoint")
-    p.add_argument("--reflector-model", default=None, help="default: the agents' model")
+    add_endpoint_args(p, whose="agents'")
     p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
     p.add_argument("--swarm", choices=("attempts", "roles"), default="attempts")
     p.add_argument("--n", type=int, default=5, help="attempts of an attempts swarm")
@@ -66,13 +65,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--temperature", type=float, default=0.7, help="every agent's sampling")
     p.add_argument("--max-tokens", type=int, default=None, help="per model call")
     p.add_argument("--no-train", action="store_true", help="compare untrained agents only")
-    p.add_argument("--budget-tokens", type=int, default=None, help="per training run")
-    p.add_argument("--max-iterations", type=int, default=None)
-    p.add_argument("--max-epochs", type=int, default=2)
-    p.add_argument("--group-size", type=int, default=4)
-    p.add_argument("--batch-size", type=int, default=6)
-    p.add_argument("--dev-k", type=int, default=2)
-    p.add_argument("--gate-tasks", type=int, default=6)
+    add_training_args(p, max_epochs=2, group_size=4, batch_size=6, dev_k=2, gate_tasks=6)
     p.add_argument("--tolerance", type=float, default=0.10, help="matched-cost tolerance")
     p.add_argument("--margin", type=float, default=0.05, help="matched-reward margin")
     p.add_argument("--seed", type=int, default=0)
@@ -80,10 +73,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("runs/swarm-real"))
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
-
-
-def openai_name(name: str) -> str:
-    return name if name.startswith("openai/") else f"openai/{name}"
 
 
 def slug(text: str) -> str:
@@ -106,20 +95,7 @@ async def train(
     args: argparse.Namespace,
     console: Console,
 ) -> str | None:
-    cfg = TrainConfig(
-        seed=args.seed,
-        group_size=args.group_size,
-        batch_size=args.batch_size,
-        dev_k=args.dev_k,
-        gate_tasks=args.gate_tasks,
-        max_epochs=args.max_epochs,
-        max_iterations=args.max_iterations,
-        budget_tokens=args.budget_tokens,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        sections=sections,
-        concurrency=args.concurrency,
-    )
+    cfg = train_config(args, temperature=args.temperature, sections=sections)
     result = await train_playbook_async(env, who, out=out, reflector=reflector, config=cfg)
     console.print(
         f"{who.name}: stopped ({result.stop_reason}) after {result.iterations} iterations, "

@@ -39,30 +39,18 @@ if TYPE_CHECKING:
         pass_k_summary,
     )
 
-_HOME = {
-    **dict.fromkeys(
-        (
-            "Alternative",
-            "IntersectionUnion",
-            "McNemarResult",
-            "MeanEstimate",
-            "NonInferiority",
-            "PairedTest",
-            "PassK",
-            "SignFlipResult",
-        ),
-        "workgym.certify._core",
-    ),
-    **dict.fromkeys(
-        ("cluster_bootstrap_ci", "paired_bootstrap", "sign_flip_test"), "workgym.certify.bootstrap"
-    ),
-}
+# Where the names live, in the order they are looked for. Each is defined in one of them; a
+# later module may import an earlier one's names, so the first hit is the definition. The
+# TYPE_CHECKING imports above say the same for type checkers.
+_HOMES = ("workgym.certify._core", "workgym.certify.bootstrap", "workgym.certify.stats")
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        module = importlib.import_module(_HOME.get(name, "workgym.certify.stats"))
-        return getattr(module, name)
+        for home in _HOMES:
+            module = importlib.import_module(home)
+            if name in vars(module):
+                return vars(module)[name]
     raise AttributeError(f"module 'workgym.certify' has no attribute {name!r}")
 
 

@@ -23,20 +23,17 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _ci(p: Paired | None) -> str:
-    if p is None:
-        return "—"
-    lo = "-inf" if p.lower is None else f"{p.lower:+.3f}"
-    hi = "+inf" if p.upper is None else f"{p.upper:+.3f}"
-    return f"{p.diff:+.3f} [{lo}, {hi}]"
+REWARD = "+.3f"  # how a reward difference prints
+TOKENS = "+,.0f"  # how a tokens-per-task difference prints
 
 
-def _tok(p: Paired | None) -> str:
+def _diff(p: Paired | None, fmt: str) -> str:
+    """A paired difference and its 95% CI in one number format; a missing end is open (inf)."""
     if p is None:
         return "—"
-    lo = "-inf" if p.lower is None else f"{p.lower:+,.0f}"
-    hi = "+inf" if p.upper is None else f"{p.upper:+,.0f}"
-    return f"{p.diff:+,.0f} [{lo}, {hi}]"
+    lo = "-inf" if p.lower is None else format(p.lower, fmt)
+    hi = "+inf" if p.upper is None else format(p.upper, fmt)
+    return f"{format(p.diff, fmt)} [{lo}, {hi}]"
 
 
 def render(comp: Comparison, console: Console) -> None:
@@ -60,7 +57,7 @@ def render(comp: Comparison, console: Console) -> None:
     for col in ("run", "matched", "against", "difference (95% CI)"):
         matched.add_column(col)
     for m in [*comp.matched_cost, *comp.matched_reward]:
-        diff = _ci(m.diff) if m.kind == "cost" else _tok(m.diff)
+        diff = _diff(m.diff, REWARD if m.kind == "cost" else TOKENS)
         matched.add_row(m.target, m.kind, m.reference or "not available", diff)
     console.print(matched)
     for m in [*comp.matched_cost, *comp.matched_reward]:
@@ -70,7 +67,9 @@ def render(comp: Comparison, console: Console) -> None:
         pairs.add_column(col)
     for p in comp.pairwise:
         ratio = "—" if p.ratio is None else f"{p.ratio:.2f}x"
-        pairs.add_row(p.target, p.reference, _ci(p.reward), _tok(p.tokens), ratio)
+        pairs.add_row(
+            p.target, p.reference, _diff(p.reward, REWARD), _diff(p.tokens, TOKENS), ratio
+        )
     console.print(pairs)
     for note in comp.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)

@@ -27,6 +27,7 @@ from workgym.models.base import Completion, ConfigError, Model, Sampling, TaskAw
 from workgym.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, conversation_usage, sub_seed
 from workgym.swarm.team import finish_as_team, member_policy, now, resolve
+from workgym.swarm.work import work_text
 from workgym.tools import Submission, Toolkit, ToolResult
 
 if TYPE_CHECKING:
@@ -53,21 +54,6 @@ PROMPTS = {
 }
 REVISE = re.compile(r"\bREVISE\b\s*:?\s*", re.IGNORECASE)
 MAX_WORK_CHARS = 6000
-
-
-def _work(messages: list[Message]) -> str:
-    """The executor's visible work (no system text), as the checker reads it; the last part."""
-    lines = []
-    for m in messages:
-        if m.role == "system":
-            continue
-        if m.role == "tool":
-            lines.append(f"tool {m.name}: {m.content}")
-            continue
-        calls = "; ".join(f"{c.name}({c.arguments})" for c in m.tool_calls)
-        lines.append(f"{m.role}: {m.content}" + (f" [calls: {calls}]" if calls else ""))
-    text = "\n".join(lines)
-    return text if len(text) <= MAX_WORK_CHARS else "…" + text[-MAX_WORK_CHARS:]
 
 
 Review = Callable[[ToolCall], Awaitable[str | None]]
@@ -249,7 +235,7 @@ class Roles:
                 if reviews >= self.max_reviews or spend.over():
                     return None
                 reviews += 1
-                work = _work(driver.messages)
+                work = work_text(driver.messages, MAX_WORK_CHARS, drop=("system",))
                 ask = Message(
                     role="user",
                     content=f"# Executor's work\n{work}\n\n# Proposed final answer\n"

@@ -22,6 +22,7 @@ from workgym.episode import AgentRecord, TokenUsage
 from workgym.messages import Message
 from workgym.models.base import ConfigError, Model, Sampling
 from workgym.swarm.accounting import agent_record, conversation_usage
+from workgym.swarm.work import work_text
 from workgym.tasks import canonical_json
 
 
@@ -105,19 +106,6 @@ PICK = re.compile(r"BEST\s*[:#-]?\s*(\d+)", re.IGNORECASE)
 MAX_WORK_CHARS = 3000
 
 
-def _work(messages: list[Message]) -> str:
-    """An attempt's visible work as text (tool calls and results), cut to its last part."""
-    lines = []
-    for m in messages:
-        if m.role == "assistant":
-            calls = "; ".join(f"{c.name}({c.arguments})" for c in m.tool_calls)
-            lines.append(f"assistant: {m.content}" + (f" [calls: {calls}]" if calls else ""))
-        elif m.role == "tool":
-            lines.append(f"tool {m.name}: {m.content}")
-    text = "\n".join(lines)
-    return text if len(text) <= MAX_WORK_CHARS else "…" + text[-MAX_WORK_CHARS:]
-
-
 class JudgeSelect:
     """Best-of-k: a model reads the task and the distinct candidates and names the best one."""
 
@@ -139,9 +127,9 @@ class JudgeSelect:
         task_text = "\n".join(m.content for m in task_prompt)
         parts = [f"# Task\n{task_text}"]
         for n, c in enumerate(distinct, 1):
-            parts.append(
-                f"# Candidate {n}\nanswer: {answer_key(c.answer)}\nwork:\n{_work(c.messages)}"
-            )
+            # the judge reads the attempt's moves; its instructions and the task are not work
+            work = work_text(c.messages, MAX_WORK_CHARS, drop=("system", "user"))
+            parts.append(f"# Candidate {n}\nanswer: {answer_key(c.answer)}\nwork:\n{work}")
         parts.append(f"Which candidate is best? Reply BEST: <1-{len(distinct)}>.")
         return [
             Message(role="system", content=JUDGE_SYSTEM),

@@ -1,0 +1,121 @@
+"""Plumbing that several bench scripts share, so that they measure and configure the same way.
+
+- overhead.py and scale.py time the same work: a scripted three-turn episode on
+  workgym/toy-shop (`three_turns`, `toy_eval`).
+- playbook_real.py and swarm_real.py talk to the same kind of endpoint and train playbooks with
+  the same knobs (`add_endpoint_args`, `add_training_args`, `train_config`).
+
+Bench scripts are files, not a package: run as `python bench/NAME.py` this folder is on
+sys.path already; a script that the tests load by path appends it before importing from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import workgym as wg
+from workgym.envs.toy import ToyShop
+from workgym.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from workgym.train.playbook.config import TrainConfig
+
+
+def three_turns(task: wg.Task, env: wg.Environment) -> list[Message]:
+    def turn(i: int, name: str, args: dict[str, object]) -> Message:
+        return Message(
+            role="assistant",
+            tool_calls=[ToolCall(id=f"c{i}", name=name, arguments=json.dumps(args))],
+        )
+
+    return [
+        turn(0, "get_item", {"name": "assam"}),
+        turn(1, "get_item", {"name": "saffron"}),
+        turn(2, "submit_answer", {"answer": task.answer}),
+    ]
+
+
+def toy_eval(
+    model: Any, episodes: int, concurrency: int, executor: Any = "asyncio"
+) -> tuple[int, float]:
+    """Episodes played and wall seconds of whole epochs of toy-shop (at least `episodes`).
+
+    The run directory is written to a temporary folder: writing it is part of what is timed.
+    """
+    env = ToyShop()
+    epochs = -(-episodes // len(env.taskset))
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        run = wg.eval(
+            env,
+            model,
+            split="all",
+            epochs=epochs,
+            concurrency=concurrency,
+            out=Path(tmp) / "run",
+            progress=False,
+            executor=executor,
+        )
+        elapsed = time.perf_counter() - started
+        summary = run.summary()
+    assert summary.success_rate == 1.0, "the bench script must solve every task"
+    return summary.n_episodes, elapsed
+
+
+def openai_name(name: str) -> str:
+    """The benches take a bare model name on the endpoint; workgym wants `openai/<name>`."""
+    return name if name.startswith("openai/") else f"openai/{name}"
+
+
+def add_endpoint_args(p: argparse.ArgumentParser, *, whose: str) -> None:
+    """The endpoint and the model names on it; `whose` is how the help names the agent(s)."""
+    p.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. .../v1")
+    p.add_argument("--api-key", default=None)
+    p.add_argument("--model", required=True, help=f"the {whose} model name on that endpoint")
+    p.add_argument("--reflector-model", default=None, help=f"default: the {whose} model")
+
+
+def add_training_args(
+    p: argparse.ArgumentParser,
+    *,
+    max_epochs: int,
+    group_size: int,
+    batch_size: int,
+    dev_k: int,
+    gate_tasks: int,
+) -> None:
+    """The playbook-training knobs `train_config` reads; each study picks its own defaults."""
+    p.add_argument("--budget-tokens", type=int, default=None, help="per training run")
+    p.add_argument("--max-iterations", type=int, default=None)
+    p.add_argument("--max-epochs", type=int, default=max_epochs)
+    p.add_argument("--group-size", type=int, default=group_size)
+    p.add_argument("--batch-size", type=int, default=batch_size)
+    p.add_argument("--dev-k", type=int, default=dev_k)
+    p.add_argument("--gate-tasks", type=int, default=gate_tasks)
+
+
+def train_config(args: argparse.Namespace, *, temperature: float, **extra: Any) -> TrainConfig:
+    """The training knobs, plus --seed, --max-tokens and --concurrency, which every study has
+    (each with its own help), and what only one study sets (`extra`)."""
+    # Imported here so that overhead.py's peak-RSS figure does not include the trainer.
+    from workgym.train.playbook.config import TrainConfig
+
+    return TrainConfig(
+        seed=args.seed,
+        group_size=args.group_size,
+        batch_size=args.batch_size,
+        dev_k=args.dev_k,
+        gate_tasks=args.gate_tasks,
+        max_epochs=args.max_epochs,
+        max_iterations=args.max_iterations,
+        budget_tokens=args.budget_tokens,
+        temperature=temperature,
+        max_tokens=args.max_tokens,
+        concurrency=args.concurrency,
+        **extra,
+    )
