@@ -37,17 +37,6 @@ ABSTAIN_REASONS: dict[str, str] = {
     "missing_data": "no table or column of the warehouse holds what the question needs",
     "out_of_range": "the question asks about a period the warehouse does not cover",
 }
-CAUSE_TYPES = (
-    "segment_shock",
-    "volume_drop",
-    "duplication",
-    "data_bug",
-    "mix_shift",
-    "join_break",
-    "freshness_gap",
-    "clock_shift",
-    "normal_variation",
-)
 
 _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 

@@ -188,3 +188,8 @@ def additive(col: ColumnCard) -> bool:
 
     words = set(split_identifier(col.name))
     return not words & set(NOT_ADDITIVE) and col.name.lower() not in NOT_ADDITIVE
+
+
+def total_answer(col: ColumnCard) -> tuple[AnswerKind, int | None]:
+    """(answer kind, decimals) of a total of this measure: whole numbers stay exact integers."""
+    return ("integer", None) if col.family == "integer" else ("number", 2)

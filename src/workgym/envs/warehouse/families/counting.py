@@ -16,7 +16,7 @@ from typing import Any
 from sqlglot import exp
 
 from workgym.envs.warehouse.card import ColumnCard, TableCard
-from workgym.envs.warehouse.families.base import Context, Draft, additive, top_values
+from workgym.envs.warehouse.families.base import Context, Draft, additive, top_values, total_answer
 from workgym.envs.warehouse.families.filters import Cond, dim_conditions, filter_sets, where
 from workgym.envs.warehouse.families.sqlast import (
     agg,
@@ -54,33 +54,43 @@ def _select(value: exp.Expression, t: TableCard, cond: exp.Expression | None) ->
     return q.where(cond) if cond is not None else q
 
 
+def _slots(ctx: Context, t: TableCard, conds: list[str], metric: str) -> dict[str, str]:
+    """The words of every F1 question: which rows, under which conditions, measured how."""
+    lex = ctx.lexicon
+    return {
+        "rows": lex.rows(t.name),
+        "conds": join_conditions(conds),
+        "table": t.name,
+        "metric": metric,
+    }
+
+
 def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     lex = ctx.lexicon
     measures = [m for m in ctx.view.measures(t) if additive(m)]
     for i, conds in enumerate(filter_sets(ctx, t)):
-        words = join_conditions([c.words(lex) for c in conds])
-        base = {"rows": lex.rows(t.name), "conds": words, "table": t.name}
+        words = [c.words(lex) for c in conds]
         if i % 3 != 2 or not measures:
             yield Draft(
                 family=FAMILY,
                 shape="count",
                 kind="integer",
-                slots={**base, "metric": "count"},
+                slots=_slots(ctx, t, words, "count"),
                 tables=(t.name,),
                 sql=_select(count_star(), t, where(conds)),
                 nonzero=True,
             )
             continue
         m = measures[i % len(measures)]
-        is_int = m.family == "integer"
+        kind, decimals = total_answer(m)
         yield Draft(
             family=FAMILY,
             shape="sum",
-            kind="integer" if is_int else "number",
-            slots={**base, "metric": f"total {lex.column_with_unit(t.name, m.name)}"},
+            kind=kind,
+            slots=_slots(ctx, t, words, f"total {lex.column_with_unit(t.name, m.name)}"),
             tables=(t.name,),
             sql=_select(agg("sum", col(m.name)), t, where(conds)),
-            decimals=None if is_int else 2,
+            decimals=decimals,
             nonzero=True,
         )
 
@@ -130,12 +140,7 @@ def _timezone(ctx: Context, t: TableCard) -> Iterator[Draft]:
             family=FAMILY,
             shape="count_local_date",
             kind="integer",
-            slots={
-                "rows": lex.rows(t.name),
-                "conds": join_conditions(conds_words),
-                "table": t.name,
-                "metric": "count",
-            },
+            slots=_slots(ctx, t, conds_words, "count"),
             tables=(t.name,),
             sql=_select(count_star(), t, both(correct)),
             naive=_select(count_star(), t, both(naive)),
@@ -194,12 +199,12 @@ def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     family=FAMILY,
                     shape="count_distinct_key",
                     kind="integer",
-                    slots={
-                        "rows": lex.rows(t.name),
-                        "conds": join_conditions([c.words(lex) for c in conds]),
-                        "table": t.name,
-                        "metric": f"number of distinct ({key_list}) combinations",
-                    },
+                    slots=_slots(
+                        ctx,
+                        t,
+                        [c.words(lex) for c in conds],
+                        f"number of distinct ({key_list}) combinations",
+                    ),
                     tables=(t.name,),
                     sql=_select(distinct, t, where(conds)),
                     naive=_select(count_star(), t, where(conds)),
@@ -234,17 +239,18 @@ def _empty(ctx: Context, t: TableCard) -> Iterator[Draft]:
             m = measures[j % len(measures)]
             conds = [Cond(t.name, a.name, "=", x), Cond(t.name, b.name, "=", y)]
             total = agg("sum", col(m.name))
+            kind, decimals = total_answer(m)
             yield Draft(
                 family=FAMILY,
                 shape="sum_empty",
-                kind="integer" if m.family == "integer" else "number",
-                decimals=None if m.family == "integer" else 2,
-                slots={
-                    "rows": lex.rows(t.name),
-                    "conds": join_conditions([c.words(lex) for c in conds]),
-                    "table": t.name,
-                    "metric": f"total {lex.column_with_unit(t.name, m.name)}",
-                },
+                kind=kind,
+                decimals=decimals,
+                slots=_slots(
+                    ctx,
+                    t,
+                    [c.words(lex) for c in conds],
+                    f"total {lex.column_with_unit(t.name, m.name)}",
+                ),
                 tables=(t.name,),
                 sql=_select(coalesce(total, 0), t, where(conds)),
                 naive=_select(total.copy(), t, where(conds)),
@@ -272,12 +278,12 @@ def _hhmm(ctx: Context, t: TableCard) -> Iterator[Draft]:
             shape="avg_clock_minutes",
             kind="number",
             decimals=1,
-            slots={
-                "rows": lex.rows(t.name),
-                "conds": join_conditions([x.words(lex) for x in conds]),
-                "table": t.name,
-                "metric": f"average {lex.column(t.name, c.name)}, in minutes after midnight,",
-            },
+            slots=_slots(
+                ctx,
+                t,
+                [x.words(lex) for x in conds],
+                f"average {lex.column(t.name, c.name)}, in minutes after midnight,",
+            ),
             tables=(t.name,),
             sql=_select(agg("avg", minutes), t, where(conds)),
             naive=_select(agg("avg", col(c.name)), t, where(conds)),

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from sqlglot import exp
 
 from workgym.envs.warehouse.card import ForeignKeyCard, TableCard
-from workgym.envs.warehouse.families.base import Context, Draft, additive
+from workgym.envs.warehouse.families.base import Context, Draft, additive, total_answer
 from workgym.envs.warehouse.families.counting import _interleave
 from workgym.envs.warehouse.families.filters import Cond, dim_conditions, filter_sets, where
 from workgym.envs.warehouse.families.sqlast import agg, and_all, col, count_star, table
@@ -176,23 +176,24 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
             words = (
                 f"the {lex.row(ref.name)} is used by at least one {lex.row(t.name)} where {scope}"
             )
+            # Both naive neighbours aggregate over the join instead of over the used rows of ref.
             joined = (
                 exp.select()
                 .from_(table(t.name, "t"))
                 .join(table(ref.name, "r"), on=_on(fk, "t", "r"))
             )
             joined_where = where(conds, "t")
+            if joined_where is not None:
+                joined = joined.where(joined_where)
             if measures:
                 m = measures[i % len(measures)]
                 correct = exp.select(agg("sum", col(m.name))).from_(table(ref.name)).where(in_used)
-                naive = joined.copy().select(agg("sum", col(m.name, "r")))
-                if joined_where is not None:
-                    naive = naive.where(joined_where)
+                kind, decimals = total_answer(m)
                 yield Draft(
                     family=FAMILY,
                     shape="distinct_ref_total",
-                    kind="integer" if m.family == "integer" else "number",
-                    decimals=None if m.family == "integer" else 2,
+                    kind=kind,
+                    decimals=decimals,
                     slots={
                         "metric": f"total {lex.column_with_unit(ref.name, m.name)}",
                         "rows": lex.rows(ref.name),
@@ -200,7 +201,7 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     },
                     tables=(ref.name, t.name),
                     sql=correct,
-                    naive=naive,
+                    naive=joined.copy().select(agg("sum", col(m.name, "r"))),
                     awkward="fan_out",
                     clauses=[f"Count each {lex.row(ref.name)} once."],
                     nonzero=True,
@@ -210,9 +211,6 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 correct = (
                     exp.select(agg("avg", col(c.name))).from_(table(ref.name)).where(in_used.copy())
                 )
-                naive = joined.copy().select(agg("avg", col(c.name, "t")))
-                if joined_where is not None:
-                    naive = naive.where(joined_where)
                 phrase = lex.describe(ref.name, c.name)
                 yield Draft(
                     family=FAMILY,
@@ -226,7 +224,7 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     },
                     tables=(ref.name, t.name),
                     sql=correct,
-                    naive=naive,
+                    naive=joined.copy().select(agg("avg", col(c.name, "t"))),
                     awkward="ambiguous_column",
                     clauses=[f"Count each {lex.row(ref.name)} once."],
                     note=f"{c.name} exists in both {t.name} and {ref.name}",

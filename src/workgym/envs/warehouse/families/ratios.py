@@ -11,6 +11,7 @@ departure delay"), because it is what the two awkward shapes get wrong:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from sqlglot import exp
 
@@ -43,6 +44,20 @@ def _population(ctx: Context, t: TableCard, conds: list[Cond], extra: str = "") 
     return f"The population is {scope}{extra}."
 
 
+def _draft(
+    ctx: Context, t: TableCard, conds: list[Cond], rows: str, cond: str, **fields: Any
+) -> Draft:
+    """Every F5 task: the percentage (two decimals, never zero) of `rows` where `cond` holds."""
+    return Draft(
+        family=FAMILY,
+        kind="number",
+        decimals=2,
+        slots={"rows": rows, "among": _among(ctx, t, conds), "cond": cond},
+        nonzero=True,
+        **fields,
+    )
+
+
 def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     lex = ctx.lexicon
     dims = dim_conditions(ctx, t, per_column=3)
@@ -51,24 +66,16 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     for i, pred in enumerate(preds):
         scopes = [[], *[[d] for d in dims if d.column != pred.column][:3]]
         for conds in scopes[i % 2 :: 2]:
-            q = exp.select(percent(count_if(pred.ast()), count_star())).from_(table(t.name))
-            cond = where(conds)
-            if cond is not None:
-                q = q.where(cond)
-            yield Draft(
-                family=FAMILY,
+            yield _draft(
+                ctx,
+                t,
+                conds,
+                lex.rows(t.name),
+                pred.words(lex),
                 shape="share",
-                kind="number",
-                decimals=2,
-                slots={
-                    "rows": lex.rows(t.name),
-                    "among": _among(ctx, t, conds),
-                    "cond": pred.words(lex),
-                },
                 tables=(t.name,),
-                sql=q,
+                sql=_share(t, pred, conds, count_star()),
                 clauses=[_population(ctx, t, conds)],
-                nonzero=True,
             )
 
 
@@ -86,16 +93,13 @@ def _null_denominator(ctx: Context, t: TableCard) -> Iterator[Draft]:
             for conds in [[], *[[d] for d in dims][:3]]:
                 what = lex.column(t.name, m.name)
                 rows = lex.rows(t.name)
-                yield Draft(
-                    family=FAMILY,
+                yield _draft(
+                    ctx,
+                    t,
+                    conds,
+                    f"{rows} with a recorded {what}",
+                    pred.words(lex),
                     shape="share_of_recorded",
-                    kind="number",
-                    decimals=2,
-                    slots={
-                        "rows": f"{rows} with a recorded {what}",
-                        "among": _among(ctx, t, conds),
-                        "cond": pred.words(lex),
-                    },
                     tables=(t.name,),
                     sql=_share(t, pred, conds, exp.Count(this=col(m.name))),
                     naive=_share(t, pred, conds, count_star()),
@@ -104,7 +108,6 @@ def _null_denominator(ctx: Context, t: TableCard) -> Iterator[Draft]:
                         f"The population is {rows}{_among(ctx, t, conds)} whose {what} is "
                         f"recorded; {rows} with no recorded {what} are left out."
                     ],
-                    nonzero=True,
                     note=f"{m.null_count} rows have NULL {m.name}",
                 )
 
@@ -123,17 +126,13 @@ def _orphans(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 if conds and conds[0].column == fk.columns[0]:
                     continue
                 fk_words = lex.column(t.name, fk.columns[0])
-                yield Draft(
-                    family=FAMILY,
+                yield _draft(
+                    ctx,
+                    t,
+                    conds,
+                    lex.rows(t.name),
+                    f"its {fk_words} refers to {article(lex.row(ref.name))} whose {rc.words(lex)}",
                     shape="share_via_fk",
-                    kind="number",
-                    decimals=2,
-                    slots={
-                        "rows": lex.rows(t.name),
-                        "among": _among(ctx, t, conds),
-                        "cond": f"its {fk_words} refers to {article(lex.row(ref.name))} "
-                        f"whose {rc.words(lex)}",
-                    },
                     tables=(t.name, ref.name),
                     sql=_share_via(t, ref, fk, rc, conds, "left"),
                     naive=_share_via(t, ref, fk, rc, conds, "inner"),
@@ -146,7 +145,6 @@ def _orphans(ctx: Context, t: TableCard) -> Iterator[Draft]:
                             f", including those whose {fk_words} is not found in {ref.name}",
                         )
                     ],
-                    nonzero=True,
                     note=f"{fk.orphan_rows} {lex.rows(t.name)} reference no {ref.name} row",
                 )
 

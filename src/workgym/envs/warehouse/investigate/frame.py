@@ -228,34 +228,34 @@ def metrics(frame: Frame, card: SchemaCard, words: MetricWords) -> list[Metric]:
         dim = card.table(j.dim)
         if dim.rows < 2 or frame.fact == j.dim:
             continue
-        out.append(
-            Metric(
-                kind="joined_count",
-                fact=frame.fact,
-                column=j.fact_column,
-                dim=j.dim,
-                dim_key=j.dim_column,
-                label=words.joined_count(frame, j),
-                integer=True,
-            )
-        )
+        out.append(_joined(frame, j, "joined_count", words.joined_count(frame, j)))
         for c in dim.columns:
             if c.role == "measure" and c.family == "integer" and 2 < c.distinct_count <= 100:
-                out.append(
-                    Metric(
-                        kind="joined_sum",
-                        fact=frame.fact,
-                        column=j.fact_column,
-                        dim=j.dim,
-                        dim_key=j.dim_column,
-                        dim_column=c.name,
-                        label=words.joined_sum(frame, j, c.name),
-                        integer=True,
-                    )
-                )
+                label = words.joined_sum(frame, j, c.name)
+                out.append(_joined(frame, j, "joined_sum", label, dim_column=c.name))
     if frame.time_is_timestamp:
         out.append(Metric(kind="hour_avg", fact=frame.fact, label=words.hour_avg(frame)))
     return out
+
+
+def _joined(
+    frame: Frame,
+    j: Join,
+    kind: Literal["joined_count", "joined_sum"],
+    label: str,
+    dim_column: str | None = None,
+) -> Metric:
+    """A metric over the fact rows' matches through `j`: a count, or an integer measure's sum."""
+    return Metric(
+        kind=kind,
+        fact=frame.fact,
+        column=j.fact_column,
+        dim=j.dim,
+        dim_key=j.dim_column,
+        dim_column=dim_column,
+        label=label,
+        integer=True,
+    )
 
 
 class MetricWords:

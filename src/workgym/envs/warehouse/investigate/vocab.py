@@ -12,7 +12,7 @@ reads only the metric would say. The investigation probes play it and it must fa
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from workgym.verifiers.conclusion_docs import CauseVocabulary
 
@@ -27,16 +27,7 @@ CauseType = Literal[
     "freshness_gap",
     "clock_shift",
 ]
-PLANTED: tuple[CauseType, ...] = (
-    "segment_shock",
-    "volume_drop",
-    "duplication",
-    "data_bug",
-    "mix_shift",
-    "join_break",
-    "freshness_gap",
-    "clock_shift",
-)
+PLANTED: tuple[CauseType, ...] = get_args(CauseType)  # in the order declared above
 # The seven mechanisms of WAREHOUSE.md; volume_drop and duplication are one mechanism ("volume").
 MECHANISM: dict[str, str] = {t: t for t in PLANTED} | {
     "volume_drop": "volume",
