@@ -213,3 +213,25 @@ def test_an_honest_agent_raises_no_audit_flag(env: WarehouseEnv) -> None:
     for task in env.taskset:
         ep = asyncio.run(wg.run_episode(env, task, policy))
         assert ep.success and ep.flags == [], (task.family, ep.flags)
+
+
+def test_identity_ignores_where_and_how_fast_the_fuzz_suites_were_built(
+    small_env: Path, tmp_path: Path
+) -> None:
+    """Regenerating the same environment elsewhere must give the same content hash (admission
+    is keyed by it): a suite's record holds its build path and build time, neither of which is
+    content."""
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(small_env, copy)
+    suites = sorted((copy / "fuzz").glob("*/suite.json"))
+    assert suites
+    for path in suites:
+        record = json.loads(path.read_text())
+        record["source"], record["build_s"] = "/somewhere/else/snapshot.duckdb", 99.9
+        path.write_text(json.dumps(record))
+    assert wg.load(copy).content_hash() == wg.load(small_env).content_hash()
+    record = json.loads(suites[0].read_text())
+    record["strategies"] = [*record["strategies"], "extra"]  # content: the hash must move
+    suites[0].write_text(json.dumps(record))
+    with pytest.raises(ConfigError, match="changed after it was saved"):
+        wg.load(copy)

@@ -314,7 +314,7 @@ class WarehouseEnv(Environment):
             h.update(hashlib.sha256((self.dir / name).read_bytes()).digest())
         for suite in sorted((self.dir / "fuzz").glob("*/suite.json")):
             h.update(str(suite.parent.name).encode())
-            h.update(hashlib.sha256(suite.read_bytes()).digest())
+            h.update(hashlib.sha256(_suite_identity(suite)).digest())
         return h.hexdigest()
 
     def save_data(self, directory: Path) -> None:
@@ -329,6 +329,15 @@ class WarehouseEnv(Environment):
                 shutil.copytree(item, directory / item.name, dirs_exist_ok=True)
             else:
                 shutil.copy2(item, directory / item.name)
+
+
+def _suite_identity(path: Path) -> bytes:
+    """A fuzz suite's record without where and how fast it was built (the output path and the
+    build time), so regenerating the same environment elsewhere gives the same identity."""
+    record = json.loads(path.read_text(encoding="utf-8"))
+    for volatile in ("source", "build_s"):
+        record.pop(volatile, None)
+    return canonical_json(record).encode()
 
 
 def sql_spec(spec: SqlSpec) -> SqlAnswerSpec:
