@@ -307,10 +307,11 @@ async def drive(
         try:
             if left is None:
                 completion = await model.complete(driver.messages, specs, sampling)
-            else:
-                completion = await asyncio.wait_for(
-                    model.complete(driver.messages, specs, sampling), max(left, 0.0)
-                )
+            elif left <= 0:
+                raise TimeoutError  # out of time before the turn: no call at all
+            else:  # a deadline, not wait_for: no extra task per model call
+                async with asyncio.timeout(left):
+                    completion = await model.complete(driver.messages, specs, sampling)
         except TimeoutError:
             driver.truncate("time_limit")
             break

@@ -290,10 +290,12 @@ class Toolkit:
             kwargs[found.ctx_param] = self.ctx
         timeout = found.timeout_s or self.timeout_s
         try:
-            if found.is_async:
-                value = await asyncio.wait_for(found.fn(**kwargs), timeout)
+            if found.is_async:  # a deadline, not wait_for: no extra task per call
+                async with asyncio.timeout(timeout):
+                    value = await found.fn(**kwargs)
             elif found.blocking:
-                value = await asyncio.wait_for(asyncio.to_thread(found.fn, **kwargs), timeout)
+                async with asyncio.timeout(timeout):
+                    value = await asyncio.to_thread(found.fn, **kwargs)
             else:
                 value = found.fn(**kwargs)
         except TimeoutError:
