@@ -95,6 +95,15 @@ class TableCard(BaseModel):
             if len(k.columns) == 1 and (k.source == "declared" or k.duplicate_rows == 0)
         }
 
+    def label_column(self) -> ColumnCard | None:
+        """A column that names a row (name, *_name, title), used to label codes."""
+        keys = self.single_keys()
+        for c in self.columns:
+            low = c.name.lower()
+            if c.family == "string" and c.name not in keys and ("name" in low or low == "title"):
+                return c
+        return None
+
     def column(self, name: str) -> ColumnCard:
         for c in self.columns:
             if c.name == name:

@@ -340,21 +340,13 @@ def make_labeler(card: SchemaCard, lookup: Callable[[str], list[tuple[Any, ...]]
             targets.setdefault((t.name, key), (t.name, key))
     labels: dict[tuple[str, str], dict[Any, str]] = {}
 
-    def label_column(table: TableCard) -> ColumnCard | None:
-        keys = table.single_keys()
-        for c in table.columns:
-            low = c.name.lower()
-            if c.family == "string" and c.name not in keys and ("name" in low or low == "title"):
-                return c
-        return None
-
     def labeler(table: str, column: str, value: Any) -> str | None:
         target = targets.get((table, column))
         if target is None:
             return None
         if target not in labels:
             ref = next(t for t in card.tables if t.name == target[0])
-            named = label_column(ref)
+            named = ref.label_column()
             labels[target] = {}
             if named is not None and ref.rows <= 50_000:
                 q = (

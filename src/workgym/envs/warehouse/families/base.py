@@ -137,12 +137,7 @@ class CardView:
 
     def label_column(self, table: TableCard) -> ColumnCard | None:
         """A column that names a row (name, *_name, title), used to label codes."""
-        keys = table.single_keys()
-        for c in table.columns:
-            low = c.name.lower()
-            if c.family == "string" and c.name not in keys and ("name" in low or low == "title"):
-                return c
-        return None
+        return table.label_column()
 
     def time_parts(self, table: TableCard) -> dict[str, ColumnCard]:
         parts = {}
