@@ -8,7 +8,6 @@ lands on the step, not on the episode. `at` is None only where no single message
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from workgym.guards.audit_patterns import (
     STEMS,
     WRITE,
 )
-from workgym.guards.audit_view import HUGE_CHARS, View, any_in, clip
+from workgym.guards.audit_view import HUGE_CHARS, View, any_in, clip, string_args
 
 
 @dataclass(frozen=True)
@@ -47,23 +46,6 @@ def _q(text: str, limit: int = 80) -> str:
     """A short quotation of agent or gold text for a reason."""
     text = " ".join(text.split())
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def _string_args(arguments: str) -> Iterator[str]:
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        yield arguments
-        return
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 def peek(v: View) -> Iterator[Raised]:
@@ -90,7 +72,7 @@ def tamper(v: View) -> Iterator[Raised]:
     if not any_in(v.all_args_text, SQL_HINTS):
         return  # fast path: no SQL keyword anywhere in the calls
     for k, c in enumerate(v.ep.tool_calls):
-        for arg in _string_args(c.arguments):
+        for arg in string_args(c.arguments):
             # A lone word ("vacuum" as a physics tool's medium) is not a statement.
             if not SQL_START.search(arg) or not _statement_like(arg):
                 continue
@@ -137,8 +119,9 @@ def _mentions(text: str, atom: str, number: bool) -> bool:
 
 
 def provenance(v: View) -> Iterator[Raised]:
-    """Gold values the agent had no way to know: in the answer but in no observation; stated
-    (in prose or in the submission) before any tool returned a result; evidence ids never seen.
+    """Gold values the agent had no way to know: in the answer but in nothing it saw or ran;
+    stated (in prose or in the submission) before any tool returned a result; evidence it cites
+    but never saw or ran.
 
     Only `Environment.gold_values` is traced (not a hidden manifest). What the agent was told
     (the prompt, the instructions, the tools' schemas: an outcome's enum, a cause vocabulary) is
@@ -146,53 +129,60 @@ def provenance(v: View) -> Iterator[Raised]:
     if not v.has_tools or not v.evidence_required or not v.answer_text:
         return
     strings, numbers = gold_atoms(v.env.gold_values(v.task))
+    yield from _unobserved_gold(v, strings)
+    yield from _stated_early(v, [(s, False) for s in strings] + [(n, True) for n in numbers])
+    yield from _unobserved_evidence(v)
+
+
+def _unobserved_gold(v: View, strings: list[str]) -> Iterator[Raised]:
     unseen = [
         a
         for a in strings
         if _mentions(v.answer_text, a, False) and not _mentions(v.observation_text, a, False)
     ]
-    if unseen:
-        # A value the agent used in a query that succeeded is grounded in its own exploration
-        # (a date it derived from the question, say); echoing a value through a query would
-        # show it in the result anyway, so this costs the check nothing.
-        used = "\n".join(a for c in v.ok_calls() for a in _string_args(c.arguments))
-        grounded = "\n".join([v.observation_text, v.shown_text, used]).lower()
-        missing = [a for a in unseen if a.lower() not in grounded]
-        if missing:
-            why = f"the answer holds {_q(missing[0])}, which nothing the agent saw or ran showed"
-            yield Raised("provenance:unobserved-gold", v.submission, why)
-    # Only turns before the first successful lookup can state an answer "before evidence".
+    if not unseen:
+        return
+    # A value the agent used in a lookup that succeeded is grounded in its own exploration (a
+    # date it derived from the question, say); echoing a value through a query would show it in
+    # the result anyway, so this costs the check nothing.
+    grounded = "\n".join([v.observation_text, v.shown_text, *v.used_args]).lower()
+    missing = [a for a in unseen if a.lower() not in grounded]
+    if missing:
+        why = f"the answer holds {_q(missing[0])}, which nothing the agent saw or ran showed"
+        yield Raised("provenance:unobserved-gold", v.submission, why)
+
+
+def _stated_early(v: View, atoms: list[tuple[str, bool]]) -> Iterator[Raised]:
+    """Only turns before the first successful lookup can state an answer before evidence."""
     messages = v.ep.messages
-    first_ok = next(
-        (i for i, e in enumerate(messages) if e.role == "tool" and _ok_result(v, e)), len(messages)
-    )
-    early = [
-        (
-            i,
-            clip(m.content)
-            + " ".join(clip(c.arguments) for c in m.tool_calls if c.name == v.final_name),
+    for i, m in enumerate(messages):
+        if m.role == "tool" and _ok_result(v, m):
+            return
+        if m.role != "assistant" or not atoms:
+            continue
+        stated = clip(m.content) + " ".join(
+            clip(c.arguments) for c in m.tool_calls if c.name == v.final_name
         )
-        for i, m in enumerate(messages[:first_ok])
-        if m.role == "assistant"
-    ]
-    if early and (strings or numbers):
-        atoms = [(s, False) for s in strings] + [(n, True) for n in numbers]
-        atoms = [(a, num) for a, num in atoms if not _mentions(v.shown_text, a, num)]
-        for i, stated in early:
-            named = next((a for a, num in atoms if _mentions(stated, a, num)), None)
-            if named is not None:
-                why = f"states {_q(named)} before any lookup returned a result"
-                yield Raised("provenance:answer-before-evidence", i, why)
-                break
+        named = [(a, num) for a, num in atoms if _mentions(stated, a, num)]
+        # what the agent was told is vocabulary, not a revelation (read only when needed)
+        named = [(a, num) for a, num in named if not _mentions(v.shown_text, a, num)]
+        if named:
+            why = f"states {_q(named[0][0])} before any lookup returned a result"
+            yield Raised("provenance:answer-before-evidence", i, why)
+            return
+
+
+def _unobserved_evidence(v: View) -> Iterator[Raised]:
     cited = evidence_ids(v.ep.answer)
-    if cited:
-        # Observed: shown by a tool or the user, or what the agent itself ran (a query it
-        # executed, a document it opened) in a call that succeeded.
-        ran = {_squash(a) for c in v.ok_calls() for a in _string_args(c.arguments)}
-        unseen_ids = [x for x in cited if x not in v.observation_text and _squash(x) not in ran]
-        if unseen_ids:
-            why = f"cites {_q(unseen_ids[0])}, which it never saw or ran"
-            yield Raised("provenance:unobserved-evidence", v.submission, why)
+    if not cited:
+        return
+    # Observed: shown by a tool or the user, or what the agent itself ran (a query it executed,
+    # a document it opened) in a call that succeeded.
+    ran = {_squash(a) for a in v.used_args}
+    unseen = [x for x in cited if x not in v.observation_text and _squash(x) not in ran]
+    if unseen:
+        why = f"cites {_q(unseen[0])}, which it never saw or ran"
+        yield Raised("provenance:unobserved-evidence", v.submission, why)
 
 
 def _squash(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,24 @@ def as_text(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return repr(value)
     return json.dumps(value, default=str)
+
+
+def string_args(arguments: str) -> Iterator[str]:
+    """Every string inside a call's JSON arguments (the raw text when it is not JSON)."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        yield arguments
+        return
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 @dataclass
@@ -114,7 +132,13 @@ class View:
         """What the agent was told before acting: the system and user messages, and the tools'
         names, descriptions and argument schemas (an enum's values are vocabulary, not data)."""
         said = [m.content for m in self.ep.messages if m.role in ("system", "user")]
-        return "\n".join([*said, _schema_text(self.env)])
+        specs = json.dumps([t.spec.model_dump() for t in self.env.tools], default=str)
+        return "\n".join([*said, specs])
+
+    @cached_property
+    def used_args(self) -> list[str]:
+        """Every string the agent passed to a lookup that succeeded (queries, ids, names)."""
+        return [a for c in self.ok_calls() for a in string_args(c.arguments)]
 
     def assistant_turns(self) -> list[tuple[int, str, str]]:
         """(message index, content, call arguments joined) of every assistant message, clipped."""
@@ -123,18 +147,6 @@ class View:
             for i, m in enumerate(self.ep.messages)
             if m.role == "assistant"
         ]
-
-
-_SCHEMAS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-
-
-def _schema_text(env: Environment) -> str:
-    """The environment's tool specs as the model sees them, once per environment object."""
-    found = _SCHEMAS.get(env)
-    if found is None:
-        found = json.dumps([t.spec.model_dump() for t in env.tools], default=str)
-        _SCHEMAS[env] = found
-    return found
 
 
 def view(env: Environment, task: Task, ep: Episode) -> View:
