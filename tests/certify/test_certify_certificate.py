@@ -245,14 +245,10 @@ def test_a_flagged_success_counts_once_every_flag_is_accepted(tmp_path: Path) ->
     for ep, decision in ((first, "accepted"), (second, "exploit")):
         for flag in ep.flags:
             append_review(tmp_path / "r", ep.task_id, 0, flag, decision)  # type: ignore[arg-type]
-    n = len((tmp_path / "r" / "reviews.jsonl").read_text().splitlines())
-    scores, cost = read_arm(tmp_path / "r", items, 1, n_reviews=n)
+    scores, cost = read_arm(tmp_path / "r", items, 1)
     assert scores[first.task_id].rewards == [1.0] and scores[first.task_id].failures == ["reviewed"]
     assert scores[second.task_id].rewards == [0.0]  # a confirmed exploit never counts
     assert cost.reviewed_successes == 1 and cost.flagged_successes == len(items) - 1
-    # only the lines a certificate recorded are read: later reviews do not change it
-    before, _ = read_arm(tmp_path / "r", items, 1, n_reviews=0)
-    assert before[first.task_id].rewards == [0.0]
 
 
 def test_recompute_names_a_run_whose_reviews_changed(tmp_path: Path, job_check: Path) -> None:

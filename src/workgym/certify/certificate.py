@@ -42,7 +42,7 @@ RULES = [
     "items: each item's K epochs are averaged first; d_i = candidate - baseline",
     "failures: errors, limit hits, verifier errors and flagged successes count 0 in both arms; "
     "a flagged success counts once a person accepted every flag it carries (RUN/reviews.jsonl, "
-    "the lines recorded per run)",
+    "whose digest is recorded per run)",
     "gain: one-sided paired t, cluster-robust (CR1) SE with t(G-1) df over task families "
     "(plain paired t with one family); significant only if every gate test rejects at alpha",
     "gain gate: exact McNemar joins when K=1 and rewards are binary; the sign-flip permutation "
@@ -165,12 +165,8 @@ def _compare(side: Side, frozen: Frozen, base_dir: Path) -> dict[str, Any]:
         _run_record("baseline", side.baseline_run, side, frozen, base_dir),
         _run_record("candidate", side.candidate_run, side, frozen, base_dir),
     ]
-    base, base_cost = compare.read_arm(
-        side.baseline_run, side.items, frozen.epochs, runs[0].n_reviews
-    )
-    cand, cand_cost = compare.read_arm(
-        side.candidate_run, side.items, frozen.epochs, runs[1].n_reviews
-    )
+    base, base_cost = compare.read_arm(side.baseline_run, side.items, frozen.epochs)
+    cand, cand_cost = compare.read_arm(side.candidate_run, side.items, frozen.epochs)
     ratio = (
         cand_cost.tokens_per_task / base_cost.tokens_per_task
         if base_cost.tokens_per_task > 0

@@ -29,7 +29,7 @@ from workgym.certify.schema import (
     TestResult,
     finite,
 )
-from workgym.guards.review import REVIEWS, Key, Review, is_trusted, read_reviews
+from workgym.guards.review import REVIEWS, Key, Review, episode_flags, is_trusted, read_reviews
 from workgym.models.base import ConfigError
 from workgym.runs import EPISODES
 
@@ -39,13 +39,16 @@ SMALL_N = 30
 ROLES = ("system", "user", "assistant", "tool")
 
 
-def reviews_digest(run: Path) -> tuple[str | None, int]:
-    """sha256 of RUN/reviews.jsonl as stored and its number of lines; (None, 0) without one."""
-    path = run / REVIEWS
-    if not path.exists():
-        return None, 0
+def _digest(path: Path) -> tuple[str, int]:
+    """sha256 of a file as stored, and its number of lines."""
     data = path.read_bytes()
     return hashlib.sha256(data).hexdigest(), data.count(b"\n")
+
+
+def reviews_digest(run: Path) -> tuple[str | None, int]:
+    """RUN/reviews.jsonl's digest and line count; (None, 0) when nothing was reviewed."""
+    path = run / REVIEWS
+    return _digest(path) if path.exists() else (None, 0)
 
 
 def episodes_digest(run: Path) -> tuple[str, int]:
@@ -53,8 +56,7 @@ def episodes_digest(run: Path) -> tuple[str, int]:
     path = run / EPISODES
     if not path.exists():
         raise ConfigError(f"{run} has no {EPISODES}; run it first (or resume it)")
-    data = path.read_bytes()
-    return hashlib.sha256(data).hexdigest(), data.count(b"\n")
+    return _digest(path)
 
 
 def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
@@ -91,7 +93,7 @@ def counted(
     `reviewed` (counted, and reported as such).
     """
     verdict = record.get("verdict") or {}
-    flags = sorted(set(record.get("flags") or []) | set(verdict.get("flags") or []))
+    flags = episode_flags(record)
     outcome = record.get("outcome", "error")
     if outcome == "error":
         return 0.0, False, "error", flags
@@ -108,12 +110,12 @@ def counted(
 
 
 def read_arm(
-    run: Path, items: Sequence[tuple[str, str]], epochs: int, n_reviews: int = 0
+    run: Path, items: Sequence[tuple[str, str]], epochs: int
 ) -> tuple[dict[str, ArmItem], ArmCost]:
     """Scores of one arm on the frozen items, and its cost; every (item, epoch) must be there.
-    The first `n_reviews` lines of RUN/reviews.jsonl decide which flagged successes count."""
+    RUN/reviews.jsonl decides which flagged successes count."""
     records = _records(run)
-    reviews = read_reviews(run, lines=n_reviews) if n_reviews else {}
+    reviews = read_reviews(run)
     missing = [(i, e) for i, _ in items for e in range(epochs) if (i, e) not in records]
     if missing:
         raise ConfigError(

@@ -60,7 +60,7 @@ class RunRecord(BaseModel):
     forced: list[str] = Field(default_factory=list)
     episodes_sha256: str
     n_episodes: int
-    # RUN/reviews.jsonl as counted: a flagged success whose flags were all accepted counts
+    # RUN/reviews.jsonl as it was read: a flagged success whose flags were all accepted counts
     reviews_sha256: str | None = None
     n_reviews: int = 0
 

@@ -45,17 +45,14 @@ def is_success(record: dict[str, Any]) -> bool:
     return bool((record.get("verdict") or {}).get("success", False))
 
 
-def read_reviews(run: str | Path, lines: int | None = None) -> dict[Key, Review]:
-    """The latest review of every (task_id, epoch, flag) in RUN/reviews.jsonl, reading only its
-    first `lines` lines when given (what a certificate counted when it was written)."""
+def read_reviews(run: str | Path) -> dict[Key, Review]:
+    """The latest review of every (task_id, epoch, flag) in RUN/reviews.jsonl."""
     path = Path(run) / REVIEWS
     found: dict[Key, Review] = {}
     if not path.exists():
         return found
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
-            if lines is not None and lineno > lines:
-                break
             if not line.strip():
                 continue
             try:
