@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from workgym.guards.review import episode_flags
+
 STATUS_MEANING = {
     "ok": "the verifier judged the submitted answer",
     "no_answer": "the agent never submitted an answer",
@@ -112,8 +114,7 @@ def _placements(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str
 def flag_view(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
     """All flags of the episode, where each one sits in the transcript, and why it was raised,
     as far as the audit recorded these."""
-    verdict = record.get("verdict") or {}
-    names = sorted(set(record.get("flags") or []) | set(verdict.get("flags") or []))
+    names = episode_flags(record)
     placed = _placements(record, steps)
     details = record.get("flag_details")
     why = details if isinstance(details, dict) else {}
