@@ -304,11 +304,12 @@ async def drive(
     specs = driver.toolkit.specs
     while not driver.done:
         left = driver.seconds_left()
+        if left is not None and left <= 0:  # out of time before the turn: no call at all
+            driver.truncate("time_limit")
+            break
         try:
             if left is None:
                 completion = await model.complete(driver.messages, specs, sampling)
-            elif left <= 0:
-                raise TimeoutError  # out of time before the turn: no call at all
             else:  # a deadline, not wait_for: no extra task per model call
                 async with asyncio.timeout(left):
                     completion = await model.complete(driver.messages, specs, sampling)
