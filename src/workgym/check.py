@@ -11,6 +11,7 @@ in admission.json (workgym.guards.admission), which training and certification r
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -105,7 +106,13 @@ async def check_async(
             failures=[r.name for r in others if not r.passed],
         )
     )
-    data = env.verify_data()
+    if progress:  # digesting large database copies can take minutes (TPC-H): say so
+        from rich.console import Console
+
+        with Console(stderr=True).status("verifying data files against their manifests"):
+            data = await asyncio.to_thread(env.verify_data)
+    else:
+        data = await asyncio.to_thread(env.verify_data)
     items.append(
         CheckItem(
             name="data files match the tasks",
