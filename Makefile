@@ -28,7 +28,7 @@ install-demo: $(VENV)/.installed-demo
 install-test: $(VENV)/.installed-test
 
 demo: install-demo
-	$(BIN)/python -m workgym.demo
+	$(BIN)/python -m workgym.apps.demo
 
 lint: install-test
 	$(BIN)/ruff check src tests bench

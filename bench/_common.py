@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
-from workgym.messages import Message, ToolCall
+from workgym.core.messages import Message, ToolCall
+from workgym.envs.toy.env import ToyShop
 
 if TYPE_CHECKING:
     from workgym.train.playbook.config import TrainConfig

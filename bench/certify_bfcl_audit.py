@@ -11,8 +11,8 @@ import re
 import time
 from collections import Counter
 
-from workgym.certify.suites.bfcl import build_tasks
-from workgym.certify.suites.bfcl_audit import audit, crosscheck
+from workgym.envs.suites.bfcl import build_tasks
+from workgym.envs.suites.bfcl_audit import audit, crosscheck
 
 
 def reason_kind(reason: str) -> str:

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
-from workgym.environment import Environment, Limits
-from workgym.models.base import Sampling
-from workgym.tasks import SplitSpec, Task, TaskSet
-from workgym.verdict import Verdict
+from workgym.core.environment import Environment, Limits
+from workgym.core.model import Sampling
+from workgym.core.tasks import SplitSpec, Task, TaskSet
+from workgym.core.verdict import Verdict
 
 
 def opening(text: str) -> str:

@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 
 import workgym as wg
-from workgym.envs.warehouse.environment import CONFIG_FILE, WarehouseConfig, WarehouseEnv
+from workgym.core.tasks import TaskSet
 from workgym.envs.warehouse.investigate.build import build_investigations
 from workgym.envs.warehouse.investigate.investigator import Investigator
 from workgym.envs.warehouse.investigate.oracle import oracle_turns
-from workgym.envs.warehouse.profile import profile_snapshot
-from workgym.envs.warehouse.snapshot import SNAPSHOT_FILE, build_snapshot
-from workgym.tasks import TaskSet
+from workgym.envs.warehouse.runtime.env import CONFIG_FILE, WarehouseConfig, WarehouseEnv
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE, build_snapshot
 
 
 def main() -> None:

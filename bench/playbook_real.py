@@ -8,7 +8,7 @@
    dev-select; the train split feeds the loop; the test split stays sealed.
 2. Held out: every untrained baseline and the trained playbook run on the test split, K epochs
    each, with the same seeds and sampling.
-3. Statistics (workgym.certify.stats): the paired gain of the playbook over the best untrained
+3. Statistics (workgym.stats.tests): the paired gain of the playbook over the best untrained
    agent (chosen on dev, before the test split is opened) with its one-sided CI, p and the
    minimum detectable effect; and "matches the best untrained agent at X% of its tokens" as a
    non-inferiority test with a margin fixed in advance, amortised over training tokens, with the
@@ -34,13 +34,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-import workgym.train.playbook.toyrules  # noqa: F401  (registers workgym/toy-rules)
-from workgym.certify.stats import minimum_detectable_effect, paired_t_test
-from workgym.environment import Environment, load
+import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules)
+from workgym.core.environment import Environment, load
+from workgym.core.model import Model, Sampling
 from workgym.models import get_model
-from workgym.models.base import Model, Sampling
-from workgym.policy import Policy
-from workgym.runner import eval_async
+from workgym.run.policy import Policy
+from workgym.run.runner import eval_async
+from workgym.stats.tests import minimum_detectable_effect, paired_t_test
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
 from workgym.train.playbook.report import token_efficiency
 from workgym.train.playbook.scoring import Baseline

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.envs.toy.env import ToyShop
 
 sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
 from _common import three_turns, toy_eval
@@ -40,7 +40,7 @@ from _common import three_turns, toy_eval
 def executors(latency_s: float, base_episodes: int) -> None:
     import ray
 
-    from workgym.executors.ray import RayExecutor
+    from workgym.run.executors.ray_executor import RayExecutor
 
     cores = os.cpu_count() or 1
     started = time.perf_counter()
@@ -111,7 +111,7 @@ def step_message(name: str, args: dict[str, Any], i: int) -> dict[str, Any]:
 
 
 def load(url: str, token: str, transport: str, clients: int, requests: int, seconds: float) -> None:
-    from workgym.serve.client import EnvClient
+    from workgym.apps.serve.client import EnvClient
 
     env = ToyShop()
     tasks = env.taskset.split("train")
@@ -188,7 +188,7 @@ def server(clients: int, requests: int, seconds: float) -> None:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        from workgym.serve.client import EnvClient
+        from workgym.apps.serve.client import EnvClient
 
         deadline = time.monotonic() + 30
         while True:

@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from workgym.certify import (
+from workgym.stats import (
     MeanEstimate,
     PairedTest,
     cluster_bootstrap_ci,

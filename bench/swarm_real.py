@@ -33,14 +33,14 @@ from typing import Any
 
 from rich.console import Console
 
-import workgym.train.playbook.toyrules  # noqa: F401  (registers workgym/toy-rules)
-from workgym.environment import Environment, load
+import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules)
+from workgym.apps.cli.swarm import render
+from workgym.core.environment import Environment, load
+from workgym.core.model import Model, Sampling
 from workgym.models import get_model
-from workgym.models.base import Model, Sampling
-from workgym.policy import Policy, Team
-from workgym.runner import Run, eval_async
+from workgym.run.policy import Policy, Team
+from workgym.run.runner import Run, eval_async
 from workgym.swarm import Attempts, Roles
-from workgym.swarm.cli import render
 from workgym.swarm.compare import Comparison, compare
 from workgym.swarm.plots import frontier_png
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async

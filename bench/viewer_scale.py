@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
-from workgym.messages import Message, ToolCall
+from workgym.core.messages import Message, ToolCall
 
 FLAGS = ["provenance", "peek", "judge_directed", "enumeration"]
 

@@ -19,10 +19,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import workgym as wg
-from workgym.envs.warehouse.environment import WarehouseEnv
-from workgym.envs.warehouse.generate import GenerateOptions, generate
-from workgym.envs.warehouse.tools import query
-from workgym.tools import ToolError
+from workgym.core.tools import ToolError
+from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
+from workgym.envs.warehouse.runtime.env import WarehouseEnv
+from workgym.envs.warehouse.runtime.tools import query
 
 
 def pct(values: list[float], q: float) -> float:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.envs.toy.env import ToyShop
 
 
 @pytest.fixture(scope="session")

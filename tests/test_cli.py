@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fakes.chat_server import FakeChatServer, malformed_tool_args, text, tool_calls
-from workgym.cli import app
-from workgym.envs.toy import ToyShop
+from workgym.apps.cli.main import app
+from workgym.envs.toy.env import ToyShop
 
 runner = CliRunner()
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.envs.toy.env import ToyShop
 
 
 def test_registry_and_load_by_id() -> None:

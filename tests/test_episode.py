@@ -5,8 +5,8 @@ from typing import Any
 
 import workgym as wg
 from conftest import call, turn
-from workgym.envs.toy import ToyShop
-from workgym.models.base import Completion, Sampling, Usage
+from workgym.core.model import Completion, Sampling, Usage
+from workgym.envs.toy.env import ToyShop
 
 
 def play(env: wg.Environment, model: Any, task: wg.Task | None = None) -> wg.Episode:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.envs.toy.env import ToyShop
 
 
 def test_reset_step_terminates_with_reward_and_info_stays_out_of_observations(toy: ToyShop) -> None:

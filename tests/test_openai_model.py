@@ -22,10 +22,10 @@ from fakes.chat_server import (
     tool_calls,
     with_logprobs,
 )
-from workgym.messages import Message, ToolCall, assistant, system, user
-from workgym.models.base import Completion, ConfigError, Model, ModelError, Sampling
+from workgym.core.messages import Message, ToolCall, assistant, system, user
+from workgym.core.model import Completion, ConfigError, Model, ModelError, Sampling
+from workgym.core.tools import ToolSpec
 from workgym.models.openai import OpenAIModel
-from workgym.tools import ToolSpec
 
 LOOKUP = ToolSpec(
     name="lookup",

@@ -13,8 +13,8 @@ import pytest
 
 import workgym as wg
 from conftest import call, turn
-from workgym.envs.toy import ToyShop
-from workgym.models.base import Completion, ModelError, Sampling
+from workgym.core.model import Completion, ModelError, Sampling
+from workgym.envs.toy.env import ToyShop
 
 
 def test_eval_writes_run_dir_and_summary(tmp_path: Path, toy: ToyShop) -> None:
@@ -138,7 +138,7 @@ def test_duckdb_views_over_the_jsonl(tmp_path: Path, toy: ToyShop) -> None:
 
 KILL_SCRIPT = """
 import sys, workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.envs.toy.env import ToyShop
 env = ToyShop()
 oracle = wg.TaskScript("scripted/slow-oracle", lambda t, e: e.oracle(t), latency_s=0.01)
 wg.eval(env, oracle, split="all", epochs=3, concurrency=4, out=sys.argv[1], progress=False)

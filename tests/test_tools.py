@@ -7,7 +7,7 @@ import pytest
 
 import workgym as wg
 from conftest import call
-from workgym.tools import Ctx, ToolError, Toolkit
+from workgym.core.tools import Ctx, ToolError, Toolkit
 
 
 @wg.tool

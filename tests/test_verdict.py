@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workgym.tasks import Task
-from workgym.verdict import AllOf, Gate, Status, Verdict, WeightedSum
+from workgym.core.tasks import Task
+from workgym.core.verdict import AllOf, Gate, Status, Verdict, WeightedSum
 
 TASK = Task(family="f", prompt="p")
 

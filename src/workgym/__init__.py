@@ -4,17 +4,17 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from workgym.environment import Environment, Limits, load, register, registered
-from workgym.episode import Episode, TokenUsage, run_episode
-from workgym.gym import GymEnv
-from workgym.messages import Message, ToolCall
+from workgym.core.environment import Environment, Limits, load, register, registered
+from workgym.core.episode import Episode, TokenUsage, run_episode
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tasks import SealedSplitError, SplitSpec, Task, TaskSet
+from workgym.core.tools import Ctx, Tool, ToolError, ToolSpec, tool
+from workgym.core.verdict import AllOf, Gate, Status, Verdict, WeightedSum
 from workgym.models import ConfigError, Model, ModelError, Sampling, get_model
-from workgym.models.scripted import ScriptedModel, TaskScript
-from workgym.policy import Policy
-from workgym.runner import Run, eval, eval_async
-from workgym.tasks import SealedSplitError, SplitSpec, Task, TaskSet
-from workgym.tools import Ctx, Tool, ToolError, ToolSpec, tool
-from workgym.verdict import AllOf, Gate, Status, Verdict, WeightedSum
+from workgym.run.gym import GymEnv
+from workgym.run.policy import Policy
+from workgym.run.runner import Run, eval, eval_async
+from workgym.testing.scripted import ScriptedModel, TaskScript
 
 __all__ = [
     "AllOf",

@@ -1,3 +1,3 @@
-from workgym.cli import main
+from workgym.apps.cli.main import main
 
 main()

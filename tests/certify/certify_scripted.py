@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
-from workgym.check import check_async
-from workgym.messages import Message, ToolCall
-from workgym.models.scripted import register_scripted
+from workgym.core.messages import Message, ToolCall
+from workgym.guards.check import check_async
+from workgym.testing.scripted import register_scripted
 
 ALL_TEST = wg.SplitSpec(salt="certify-tests", train=0.0, dev=0.0, test=1.0)
 # The job keeps 12 families in test and two each in train and dev (admission wants all three).

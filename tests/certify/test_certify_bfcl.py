@@ -10,10 +10,10 @@ import workgym as wg
 
 pytest.importorskip("bfcl_eval", reason="needs the [suites] extra")
 
-from workgym.certify.suites import bfcl_scoring as scoring
-from workgym.certify.suites.bfcl import BFCLSuite, build_tasks, oracle_turn, score_turn
-from workgym.certify.suites.bfcl_audit import Audit, audit, bfcl_checker, crosscheck
-from workgym.messages import Message, ToolCall
+from workgym.core.messages import Message, ToolCall
+from workgym.envs.suites import bfcl_scoring as scoring
+from workgym.envs.suites.bfcl import BFCLSuite, build_tasks, oracle_turn, score_turn
+from workgym.envs.suites.bfcl_audit import Audit, audit, bfcl_checker, crosscheck
 
 
 @pytest.fixture(scope="module")

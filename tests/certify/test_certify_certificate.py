@@ -26,8 +26,8 @@ from workgym.certify.certificate import recompute
 from workgym.certify.looks import read_looks
 from workgym.certify.schema import Certificate
 from workgym.certify.workflow import Request, certify_async
+from workgym.core.model import ConfigError
 from workgym.guards.admission import NotAdmittedError
-from workgym.models.base import ConfigError
 
 
 @pytest.fixture
@@ -230,7 +230,7 @@ def test_a_built_in_suite_runs_through_the_workflow(tmp_path: Path, job_check: P
 
 def test_a_flagged_success_counts_once_every_flag_is_accepted(tmp_path: Path) -> None:
     from workgym.certify.compare import read_arm
-    from workgym.envs.toy import ToyShop
+    from workgym.envs.toy.env import ToyShop
     from workgym.guards.review import append_review
 
     env = ToyShop()

@@ -9,7 +9,7 @@ import pytest
 from certify_scripted import JOB, STRONG, SUITE_A, SUITE_B, WEAK, admission_dir
 from typer.testing import CliRunner
 
-from workgym.cli import app
+from workgym.apps.cli.main import app
 
 runner = CliRunner()
 

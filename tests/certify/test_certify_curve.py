@@ -20,17 +20,17 @@ from test_certify_certificate import certify, job_check  # noqa: F401  (fixture)
 from typer.testing import CliRunner
 
 import workgym as wg
+from workgym.apps.cli.main import app
 from workgym.certify import plots
 from workgym.certify.certificate import build, recompute, sides_of
 from workgym.certify.curve import read_curve
 from workgym.certify.looks import read_looks
 from workgym.certify.report_html import NO_CURVE, render
-from workgym.cli import app
-from workgym.envs.toy import ToyShop
-from workgym.models.base import ConfigError
+from workgym.core.model import ConfigError
+from workgym.envs.toy.env import ToyShop
+from workgym.envs.toy_rules.env import ToyRules, ToyRulesAgent, ToyRulesReflector
 from workgym.train.playbook.api import train_playbook
 from workgym.train.playbook.config import TrainConfig
-from workgym.train.playbook.toyrules import ToyRules, ToyRulesAgent, ToyRulesReflector
 from workgym.train.trl.rollout import RolloutStats, rollout_stats
 
 PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import workgym as wg
-from workgym.certify.suites.ifeval import FAMILIES, TOPIC_KEYS, IFEvalSuite, oracle_response
-from workgym.certify.suites.ifeval_checks import check
-from workgym.check import check_async
+from workgym.envs.suites.ifeval import FAMILIES, TOPIC_KEYS, IFEvalSuite, oracle_response
+from workgym.envs.suites.ifeval_checks import check
+from workgym.guards.check import check_async
 
 CASES = [
     ({"kind": "words_at_least", "n": 5}, "one two three four five", "one two three four"),
@@ -78,8 +78,8 @@ def test_a_reply_that_breaks_one_of_two_constraints_fails_with_the_reason() -> N
 
 
 def test_a_missing_extra_is_a_one_line_error_that_says_how_to_install() -> None:
-    from workgym.certify.suites.common import require
-    from workgym.models.base import ConfigError
+    from workgym.core.model import ConfigError
+    from workgym.envs.suites.common import require
 
     with pytest.raises(ConfigError, match=r"pip install 'workgym\[suites\]'"):
         require("workgym_no_such_package", "suites/example")

@@ -8,7 +8,7 @@ import workgym as wg
 
 pytest.importorskip("reasoning_gym", reason="needs the [suites] extra")
 
-from workgym.certify.suites.reasoning import GENERATORS, PER_GENERATOR, ReasoningSuite
+from workgym.envs.suites.reasoning import GENERATORS, PER_GENERATOR, ReasoningSuite
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import statsmodels.api as sm  # type: ignore[import-untyped]
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar  # type: ignore[import-untyped]
 
-from workgym.certify import (
+from workgym.stats import (
     cluster_bootstrap_ci,
     clustered_mean_ci,
     intersection_union,

@@ -13,11 +13,11 @@ import httpx2
 import pytest
 
 import workgym as wg
+from workgym.core.model import Completion, Sampling, Usage
+from workgym.core.tools import ToolSpec
 from workgym.envs.ops_api import OpsApi
 from workgym.envs.ops_api.session import OpsSession
 from workgym.envs.ops_api.world import generate_world
-from workgym.models.base import Completion, Sampling, Usage
-from workgym.tools import ToolSpec
 
 
 @pytest.fixture(scope="module")

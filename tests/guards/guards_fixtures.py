@@ -15,7 +15,7 @@ import unicodedata
 from typing import Any
 
 import workgym as wg
-from workgym.messages import Message
+from workgym.core.messages import Message
 
 CAPITALS = {
     "France": ("Paris", "euro"),

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import workgym as wg
-from workgym.messages import Message, ToolCall
+from workgym.core.messages import Message, ToolCall
 
 # -- state: close a record, touch nothing else, never use the admin tool ----------------------
 

@@ -21,8 +21,8 @@ import sqlglot
 from sqlglot import exp
 
 import workgym as wg
+from workgym.core.messages import Message, ToolCall
 from workgym.guards.surfaces import ResultSet
-from workgym.messages import Message, ToolCall
 
 REAL = [
     ("ann", "tea", 2, 3.5, None),

@@ -12,9 +12,9 @@ import guards_fixtures as F
 import guards_sqlfixture as S
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.core.messages import Message, ToolCall
+from workgym.envs.toy.env import ToyShop
 from workgym.guards.audit import FLAG_KINDS, audit, kind
-from workgym.messages import Message, ToolCall
 
 
 def call(tool: str, /, **args: Any) -> ToolCall:

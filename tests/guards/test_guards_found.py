@@ -11,12 +11,12 @@ from typing import Any
 import guards_fixtures as F
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
+from workgym.core.messages import Message, ToolCall
+from workgym.envs.toy.env import ToyShop
 from workgym.guards.attack import attack_async
 from workgym.guards.catalog import by_name
 from workgym.guards.replay import ExploitRecord, ReplayProbe, export_exploit
 from workgym.guards.review import TrustedOutcomes, append_review
-from workgym.messages import Message, ToolCall
 
 EXPLOITS = Path(__file__).parent / "exploits"
 

@@ -12,9 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import workgym as wg
-from workgym.check import check_async
-from workgym.cli import app
-from workgym.envs.toy import ToyShop
+from workgym.apps.cli.main import app
+from workgym.envs.toy.env import ToyShop
 from workgym.guards.admission import (
     NotAdmittedError,
     admission_path,
@@ -22,6 +21,7 @@ from workgym.guards.admission import (
     require_admitted,
 )
 from workgym.guards.baselines import BASELINES, run_baselines, thresholds
+from workgym.guards.check import check_async
 
 runner = CliRunner()
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import workgym as wg
-from workgym.cli import app
-from workgym.envs.toy import ToyShop
+from workgym.apps.cli.main import app
+from workgym.envs.toy.env import ToyShop
 from workgym.guards.review import REVIEWS, TrustedOutcomes, append_review, read_reviews
 
 runner = CliRunner()

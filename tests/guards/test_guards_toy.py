@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.envs.toy import ToyShop
+from workgym.envs.toy.env import ToyShop
 from workgym.guards.attack import AttackReport, attack_async, sample_tasks
 from workgym.guards.capabilities import FINAL_ANSWER, FINAL_TOOL, TOOLS, capabilities
 from workgym.guards.catalog import probes, todo

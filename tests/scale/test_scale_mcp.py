@@ -15,8 +15,8 @@ pytest.importorskip("mcp")
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from workgym.envs.toy import ToyShop
-from workgym.serve.mcp_server import McpEpisodes
+from workgym.apps.serve.mcp_server import McpEpisodes
+from workgym.envs.toy.env import ToyShop
 
 pytestmark = pytest.mark.timeout(60)
 

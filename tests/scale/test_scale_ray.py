@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 import workgym as wg
-from workgym.envs.toy import ToyShop
-from workgym.executors.ray import RayExecutor, pickle_policy
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, ModelError, Sampling
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, ModelError, Sampling
+from workgym.envs.toy.env import ToyShop
+from workgym.run.executors.ray_executor import RayExecutor, pickle_policy
 
 ray = pytest.importorskip("ray")
 
@@ -159,7 +159,7 @@ def test_a_poison_episode_is_recorded_as_an_error_once_and_the_run_goes_on(
 
 
 def test_the_driver_records_each_episode_once() -> None:
-    from workgym.executors import OnceRecorder
+    from workgym.run.executors import OnceRecorder
 
     written: list[wg.Episode] = []
     once = OnceRecorder(written.append)
@@ -242,7 +242,7 @@ def test_an_openai_policy_travels_with_its_endpoint() -> None:
 def test_an_address_with_nothing_listening_fails_in_seconds() -> None:
     import socket
 
-    from workgym.executors.ray import _probe
+    from workgym.run.executors.ray_executor import _probe
 
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
@@ -253,7 +253,7 @@ def test_an_address_with_nothing_listening_fails_in_seconds() -> None:
 
 
 def test_cli_eval_on_ray(tmp_path: Path) -> None:
-    from workgym.cli import app
+    from workgym.apps.cli.main import app
 
     runner = CliRunner()
     out = tmp_path / "r"

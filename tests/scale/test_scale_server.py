@@ -17,9 +17,9 @@ pytest.importorskip("websockets")
 
 import uvicorn
 
-from workgym.envs.toy import ToyShop
-from workgym.serve.client import EnvClient, ServeClientError
-from workgym.serve.server import build_app, token_ok, ws_protocol
+from workgym.apps.serve.client import EnvClient, ServeClientError
+from workgym.apps.serve.server import build_app, token_ok, ws_protocol
+from workgym.envs.toy.env import ToyShop
 
 # a wedged server must fail the test, not hang the suite
 pytestmark = pytest.mark.timeout(45)

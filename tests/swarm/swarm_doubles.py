@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import workgym as wg
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, Sampling, Usage, message_tokens
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, Sampling, Usage, message_tokens
 
 
 @dataclass

@@ -17,8 +17,8 @@ from swarm_doubles import CallLog, Guesser, Talker
 from typer.testing import CliRunner
 
 import workgym as wg
-from workgym.cli import app
-from workgym.envs.toy import ToyShop
+from workgym.apps.cli.main import app
+from workgym.envs.toy.env import ToyShop
 from workgym.swarm import Attempts, Roles
 from workgym.swarm.compare import SCRIPTED_NOTE, compare
 

@@ -12,13 +12,13 @@ from swarm_doubles import CallLog, Guesser
 import workgym as wg
 from workgym.certify.certificate import recompute
 from workgym.certify.workflow import Request, certify_async
-from workgym.envs.toy import ToyShop
-from workgym.runs import RunDir, read_spec
+from workgym.envs.toy.env import ToyShop
+from workgym.envs.toy_rules.env import GOOD_RULE, ToyRules, ToyRulesAgent, ToyRulesReflector
+from workgym.run.rundir import RunDir, read_spec
 from workgym.swarm import Attempts, Roles
 from workgym.train.playbook.api import train_playbook
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.playbook import load_playbook
-from workgym.train.playbook.toyrules import GOOD_RULE, ToyRules, ToyRulesAgent, ToyRulesReflector
 
 
 def test_eval_runs_a_swarm_into_a_resumable_run_directory(tmp_path: Path) -> None:

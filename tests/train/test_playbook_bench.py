@@ -15,7 +15,7 @@ import pytest
 from fakes.chat_server import FakeChatServer, ScriptedReply, text
 from fakes.toy_rules_agent import agent_reply
 from fakes.toy_rules_agent import load_bench as load_script
-from workgym.train.playbook.toyrules import GOOD_RULE
+from workgym.envs.toy_rules.env import GOOD_RULE
 
 
 class ToyRulesServer(FakeChatServer):

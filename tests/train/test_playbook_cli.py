@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from workgym.cli import app
-from workgym.train.playbook.toyrules import GOOD_RULE
+from workgym.apps.cli.main import app
+from workgym.envs.toy_rules.env import GOOD_RULE
 
 runner = CliRunner()
 TOY = [

@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 from test_playbook_toy import run_toy
 
-from workgym.messages import Message
-from workgym.models.base import Completion, ModelError
-from workgym.tasks import SealedSplitError, TaskSet, TrainingTaskSet
+from workgym.core.messages import Message
+from workgym.core.model import Completion, ModelError
+from workgym.core.tasks import SealedSplitError, TaskSet, TrainingTaskSet
+from workgym.envs.toy_rules.env import GOOD_RULE, HARMFUL_RULE, ToyRules, ToyRulesAgent
 from workgym.train.playbook.api import train_playbook
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.entries import EntryStatus
 from workgym.train.playbook.playbook import load_playbook
 from workgym.train.playbook.rollouts import sealed_view
 from workgym.train.playbook.runlog import read_events
-from workgym.train.playbook.toyrules import GOOD_RULE, HARMFUL_RULE, ToyRules, ToyRulesAgent
 
 
 def events(out: Path, kind: str) -> list[dict[str, Any]]:

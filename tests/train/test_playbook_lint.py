@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from workgym.tasks import Task
+from workgym.core.tasks import Task
 from workgym.train.playbook.lint import LeakLint, constants
 
 TASKS = [

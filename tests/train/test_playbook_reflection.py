@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import json
 
-from workgym.episode import Episode
-from workgym.messages import Message, ToolCall
+from workgym.core.episode import Episode
+from workgym.core.messages import Message, ToolCall
+from workgym.core.verdict import Verdict
 from workgym.train.playbook.deltas import DeltaOp
 from workgym.train.playbook.reflection import parse_reflection
 from workgym.train.playbook.reflector import GroupView, build_prompt, transcript
-from workgym.verdict import Verdict
 
 GOOD = {
     "diagnoses": ["best upper-cased"],

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.certify.stats import non_inferiority
+from workgym.stats.tests import non_inferiority
 from workgym.train.playbook.report import (
     amortised_ratio,
     break_even,

@@ -18,7 +18,7 @@ from workgym.train.playbook.runlog import read_events
 
 SCRIPT = """
 import sys
-import workgym.train.playbook.toyrules as tr
+import workgym.envs.toy_rules.env as tr
 from workgym.train.playbook.api import train_playbook
 from workgym.train.playbook.config import TrainConfig
 train_playbook(tr.ToyRules(), tr.ToyRulesAgent(latency_s=float(sys.argv[2])),

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from workgym.tasks import Task
+from workgym.core.tasks import Task
 from workgym.train.playbook.sampling import TaskSampler
 from workgym.train.playbook.stopping import LoopCounters, StopRules, should_stop
 

@@ -10,10 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
-from workgym.train.playbook.api import train_playbook
-from workgym.train.playbook.config import TrainConfig
-from workgym.train.playbook.summary import TrainResult
-from workgym.train.playbook.toyrules import (
+from workgym.envs.toy_rules.env import (
     GOOD_RULE,
     HARMFUL_RULE,
     ToyRules,
@@ -21,6 +18,9 @@ from workgym.train.playbook.toyrules import (
     ToyRulesReflector,
     rule_id,
 )
+from workgym.train.playbook.api import train_playbook
+from workgym.train.playbook.config import TrainConfig
+from workgym.train.playbook.summary import TrainResult
 
 
 def run_toy(out: Path, env: wg.Environment | None = None, **config: Any) -> TrainResult:

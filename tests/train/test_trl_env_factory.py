@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 
 from trainkit import OpeningChar, tiny_dir  # noqa: E402
 
-from workgym.envs.toy import ToyShop  # noqa: E402
+from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.train.trl.env_factory import ToolEnvironmentFactory  # noqa: E402
 
 

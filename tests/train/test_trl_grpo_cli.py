@@ -14,10 +14,10 @@ pytest.importorskip("peft")
 from trainkit import OpeningChar, tiny_dir  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from workgym.cli import app  # noqa: E402
-from workgym.models.base import ConfigError  # noqa: E402
-from workgym.runner import Run  # noqa: E402
-from workgym.runs import RunDir, read_spec  # noqa: E402
+from workgym.apps.cli.main import app  # noqa: E402
+from workgym.core.model import ConfigError  # noqa: E402
+from workgym.run.rundir import RunDir, read_spec  # noqa: E402
+from workgym.run.runner import Run  # noqa: E402
 
 
 def grpo(*args: str) -> tuple[int, str]:

@@ -17,13 +17,13 @@ pytest.importorskip("trl")
 from trainkit import OpeningChar, ScriptedTokens, tiny_dir  # noqa: E402
 
 import workgym as wg  # noqa: E402
-from workgym.envs.toy import ToyShop  # noqa: E402
-from workgym.models.base import Sampling  # noqa: E402
+from workgym.core.model import Sampling  # noqa: E402
+from workgym.core.tasks import SealedSplitError  # noqa: E402
+from workgym.core.verdict import Status, Verdict  # noqa: E402
+from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.models.hf import HFModel, LocalGenerator  # noqa: E402
-from workgym.tasks import SealedSplitError  # noqa: E402
 from workgym.train.trl.rollout import WorkgymRollout, workgym_reward  # noqa: E402
 from workgym.train.trl.vllm import VLLMTokenGenerator  # noqa: E402
-from workgym.verdict import Status, Verdict  # noqa: E402
 
 
 def runs(mask: list[int]) -> list[tuple[int, int, int]]:

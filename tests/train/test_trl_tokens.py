@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workgym.episode import TurnTokens
+from workgym.core.episode import TurnTokens
 from workgym.train.trl.tokens import TokenMismatchError, episode_tokens
 
 

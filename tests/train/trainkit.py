@@ -12,12 +12,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from workgym.environment import Environment, Limits
-from workgym.models.base import Sampling
+from workgym.core.environment import Environment, Limits
+from workgym.core.model import Sampling
+from workgym.core.tasks import SplitSpec, Task, TaskSet
+from workgym.core.tools import tool
+from workgym.core.verdict import Verdict
 from workgym.models.hf import LocalGenerator
-from workgym.tasks import SplitSpec, Task, TaskSet
-from workgym.tools import tool
-from workgym.verdict import Verdict
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func/environment_factory notes
 

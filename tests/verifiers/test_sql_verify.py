@@ -11,7 +11,7 @@ import pytest
 import sqlv_fixtures as fx
 from sqlv_fixtures import file_digest, pg_checksum
 
-from workgym.verdict import Status
+from workgym.core.verdict import Status
 from workgym.verifiers import sql_exec
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, candidate_limits, verify_sql
 

@@ -37,7 +37,7 @@ def served(viewer_root: Path) -> Iterator[Served]:
     """The real app on a real uvicorn server in a thread, bound to 127.0.0.1."""
     import uvicorn
 
-    from workgym.viewer.app import create_app
+    from workgym.apps.viewer.app import create_app
 
     port = free_port()
     app = create_app(viewer_root, allowed_hosts={"127.0.0.1", "localhost"})

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from viewer_support import EARLY, Served
 
-from workgym.viewer.reviews import REVIEWS
+from workgym.apps.viewer.reviews import REVIEWS
 
 
 def get(served: Served, path: str) -> tuple[int, Any, dict[str, str]]:

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from viewer_support import EARLY
 
-from workgym.runner import Run
-from workgym.runs import RunDir, read_spec
-from workgym.viewer.compare import compare_runs
-from workgym.viewer.episode_view import build_steps, findings, flag_view
-from workgym.viewer.groundtruth import GroundTruth
-from workgym.viewer.queries import EpisodeFilter, RunQueries
-from workgym.viewer.reviews import REVIEWS, Review, append_review, latest_by_flag, read_reviews
-from workgym.viewer.workspace import OutsideRoot, Workspace
+from workgym.apps.viewer.compare import compare_runs
+from workgym.apps.viewer.episode_view import build_steps, findings, flag_view
+from workgym.apps.viewer.groundtruth import GroundTruth
+from workgym.apps.viewer.queries import EpisodeFilter, RunQueries
+from workgym.apps.viewer.reviews import REVIEWS, Review, append_review, latest_by_flag, read_reviews
+from workgym.apps.viewer.workspace import OutsideRoot, Workspace
+from workgym.run.rundir import RunDir, read_spec
+from workgym.run.runner import Run
 
 
 def records(run: Path) -> list[dict[str, Any]]:
@@ -248,7 +248,7 @@ def test_workspace_refuses_paths_outside_root(viewer_root: Path, tmp_path: Path)
 
 
 def test_playbook_deltas_carry_their_gate_decisions(viewer_root: Path) -> None:
-    from workgym.viewer.playbook_view import diff_versions, read_playbook
+    from workgym.apps.viewer.playbook_view import diff_versions, read_playbook
 
     pb = read_playbook(viewer_root / "train" / "pb", viewer_root)
     decisions = {d["id"]: (d["decision"], d["reason"]) for d in pb["deltas"]}
@@ -266,7 +266,7 @@ def test_playbook_deltas_carry_their_gate_decisions(viewer_root: Path) -> None:
 
 
 def test_certificate_summary_links_its_runs(viewer_root: Path) -> None:
-    from workgym.viewer.certificate_view import read_certificate
+    from workgym.apps.viewer.certificate_view import read_certificate
 
     cert = read_certificate(viewer_root / "certs" / "toy", viewer_root)
     assert cert["verdict"] == "FAIL" and cert["failed"] == ["non_regression"]

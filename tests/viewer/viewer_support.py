@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
-from workgym.envs.toy import CATALOG, CATEGORIES
+from workgym.envs.toy.env import CATALOG, CATEGORIES
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><b>bold?</b>'
 LONG_LINES = 80

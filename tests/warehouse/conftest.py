@@ -8,9 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.profile import profile_snapshot
-from workgym.envs.warehouse.snapshot import build_snapshot
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.snapshot import build_snapshot
 
 
 @pytest.fixture(scope="session")
@@ -104,7 +104,7 @@ def nyc_source(nyc_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def small_env(nyc_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated warehouse environment, shared by every test that only reads it."""
-    from workgym.envs.warehouse.generate import GenerateOptions, generate
+    from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
 
     out = tmp_path_factory.mktemp("env")
     options = GenerateOptions(

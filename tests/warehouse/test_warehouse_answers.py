@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from workgym.envs.warehouse.answers import (
+from workgym.core.verdict import Status
+from workgym.envs.warehouse.runtime.answers import (
     AnswerSpec,
     numbers_equal,
     round_half_up,
     verify_typed,
 )
-from workgym.envs.warehouse.tools import submit_answer
-from workgym.verdict import Status
+from workgym.envs.warehouse.runtime.tools import submit_answer
 
 
 def score(spec: AnswerSpec, gold: Any, got: Any) -> tuple[bool, str]:

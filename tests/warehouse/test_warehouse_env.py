@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import workgym as wg
-from workgym.envs.warehouse.environment import WarehouseEnv
-from workgym.envs.warehouse.snapshot import source_checksum
-from workgym.models.base import ConfigError
-from workgym.verdict import Status, Verdict
+from workgym.core.model import ConfigError
+from workgym.core.verdict import Status, Verdict
+from workgym.envs.warehouse.runtime.env import WarehouseEnv
+from workgym.envs.warehouse.source.snapshot import source_checksum
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_source_unchanged_after_generation_and_episodes(
 ) -> None:
     url = f"duckdb://{nyc_source}"
     before = source_checksum(url)
-    from workgym.envs.warehouse.generate import GenerateOptions, generate
+    from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
 
     options = GenerateOptions(
         db=url, out=tmp_path / "again", tasks=10, suites=False, investigations=False

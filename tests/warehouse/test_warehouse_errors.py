@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from workgym.envs.warehouse.snapshot import build_snapshot
-from workgym.envs.warehouse.sources import SourceError, open_source
+from workgym.envs.warehouse.source.snapshot import build_snapshot
+from workgym.envs.warehouse.source.sources import SourceError, open_source
 
 
 def _error(url: str, tables: list[str] | None = None) -> str:

@@ -8,18 +8,18 @@ from pathlib import Path
 import pytest
 from sqlglot import exp
 
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.families import FAMILIES, Context, Draft
-from workgym.envs.warehouse.families.results import Rejected
-from workgym.envs.warehouse.families.sqlast import parse
-from workgym.envs.warehouse.families.validate import Runner, check
-from workgym.envs.warehouse.phrasing import (
+from workgym.envs.warehouse.generate.families import FAMILIES, Context, Draft
+from workgym.envs.warehouse.generate.families.results import Rejected
+from workgym.envs.warehouse.generate.families.sqlast import parse
+from workgym.envs.warehouse.generate.families.validate import Runner, check
+from workgym.envs.warehouse.generate.phrasing import (
     TEMPLATES,
     Lexicon,
     make_labeler,
     split_identifier,
     words_for,
 )
+from workgym.envs.warehouse.schema.card import SchemaCard
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workgym.cli import app
-from workgym.envs.warehouse.generate import GenerateOptions, GenerationReport, generate
-from workgym.envs.warehouse.splits import answer_leak, leakage_checks, plan_splits
-from workgym.models.base import ConfigError
-from workgym.tasks import Task
+from workgym.apps.cli.main import app
+from workgym.core.model import ConfigError
+from workgym.core.tasks import Task
+from workgym.envs.warehouse.generate.pipeline import GenerateOptions, GenerationReport, generate
+from workgym.envs.warehouse.generate.splits import answer_leak, leakage_checks, plan_splits
 
 MY_FAMILIES = {"F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F10"}
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from warehouse_investigate_support import env_dir_from, finish, play
 
-from workgym.envs.warehouse.card import SchemaCard
 from workgym.envs.warehouse.investigate.build import build_investigation_tasks
 from workgym.envs.warehouse.investigate.conclusion import gold_of
 from workgym.envs.warehouse.investigate.vocab import MECHANISM, NORMAL, PLANTED
-from workgym.envs.warehouse.snapshot import SNAPSHOT_FILE
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE
 from workgym.verifiers.sql_exec import hold_open
 
 DEFAULT_F9 = 40  # generate's default --tasks 400 x INVESTIGATION_SHARE 0.1

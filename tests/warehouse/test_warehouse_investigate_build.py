@@ -19,9 +19,6 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
     shop_snapshot_fixture,
 )
 
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.duck import connect, qi
-from workgym.envs.warehouse.environment import WarehouseEnv
 from workgym.envs.warehouse.investigate.build import Investigations
 from workgym.envs.warehouse.investigate.causes import PlantSpec, checksum_sql, planted_select
 from workgym.envs.warehouse.investigate.conclusion import gold_of
@@ -32,7 +29,10 @@ from workgym.envs.warehouse.investigate.oracle import oracle_turns
 from workgym.envs.warehouse.investigate.plant import attach_snapshot, jittered
 from workgym.envs.warehouse.investigate.slices import canon, predicate_sql, slice_table
 from workgym.envs.warehouse.investigate.vocab import NORMAL, PLANTED
-from workgym.envs.warehouse.snapshot import SNAPSHOT_FILE
+from workgym.envs.warehouse.runtime.env import WarehouseEnv
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.source.duck import connect, qi
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE
 from workgym.verifiers.sql_exec import open_duckdb
 
 
@@ -268,8 +268,8 @@ def test_the_builder_replants_rejected_attempts_and_logs_why(
 
 def test_no_fact_table_means_no_tasks_and_a_reason(tmp_path: Path) -> None:
     from workgym.envs.warehouse.investigate.build import build_investigations
-    from workgym.envs.warehouse.profile import profile_snapshot
-    from workgym.envs.warehouse.snapshot import build_snapshot
+    from workgym.envs.warehouse.schema.profile import profile_snapshot
+    from workgym.envs.warehouse.source.snapshot import build_snapshot
 
     db = tmp_path / "tiny.duckdb"
     con = duckdb.connect(str(db))
@@ -371,7 +371,7 @@ def test_tools_count_the_rows_of_the_episodes_own_copy(
     import json
 
     import workgym as wg
-    from workgym.messages import Message, ToolCall
+    from workgym.core.messages import Message, ToolCall
 
     env, _ = nyc_inv
     task = next(iter(env.taskset))

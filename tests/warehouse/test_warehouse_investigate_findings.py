@@ -18,16 +18,16 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
 )
 
 from fakes.chat_server import FakeChatServer, tool_calls
-from workgym.cli import app
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.environment import WarehouseEnv
+from workgym.apps.cli.main import app
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tasks import TaskSet
 from workgym.envs.warehouse.investigate.build import build_investigations
 from workgym.envs.warehouse.investigate.findings import investigate_async, load_report
 from workgym.envs.warehouse.investigate.investigator import Investigator
-from workgym.envs.warehouse.snapshot import SNAPSHOT_FILE, source_checksum
-from workgym.messages import Message, ToolCall
-from workgym.models.scripted import ScriptedModel
-from workgym.tasks import TaskSet
+from workgym.envs.warehouse.runtime.env import WarehouseEnv
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE, source_checksum
+from workgym.testing.scripted import ScriptedModel
 
 runner = CliRunner()
 

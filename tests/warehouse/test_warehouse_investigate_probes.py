@@ -11,7 +11,6 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
     play,
 )
 
-from workgym.envs.warehouse.environment import WarehouseEnv
 from workgym.envs.warehouse.investigate.probes import (
     ATTACKS,
     InvestigationProbe,
@@ -20,6 +19,7 @@ from workgym.envs.warehouse.investigate.probes import (
     turns,
 )
 from workgym.envs.warehouse.investigate.vocab import NORMAL, SYMPTOM
+from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.guards.probes import AttackContext, Expect
 
 

@@ -19,7 +19,7 @@ from workgym.envs.warehouse.investigate.slices import (
     predicate_sql,
 )
 from workgym.envs.warehouse.investigate.vocab import ALIASES, NORMAL, PLANTED, canonical
-from workgym.envs.warehouse.tools import submit_answer
+from workgym.envs.warehouse.runtime.tools import submit_answer
 
 FRAME = Frame(
     fact="flights",

@@ -13,12 +13,12 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
     submit,
 )
 
-from workgym.envs.warehouse.environment import WarehouseEnv
+from workgym.core.episode import Episode
+from workgym.core.tasks import Task
 from workgym.envs.warehouse.investigate.conclusion import gold_of, verify_conclusion
 from workgym.envs.warehouse.investigate.oracle import oracle_answer
 from workgym.envs.warehouse.investigate.vocab import NORMAL
-from workgym.episode import Episode
-from workgym.tasks import Task
+from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.verifiers.sql_exec import execute_sql
 
 

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from workgym.envs.warehouse.snapshot import build_snapshot, source_checksum
-from workgym.envs.warehouse.sources import SourceError, open_source
+from workgym.envs.warehouse.source.snapshot import build_snapshot, source_checksum
+from workgym.envs.warehouse.source.sources import SourceError, open_source
 
 PG_URL = os.environ.get("WORKGYM_TEST_PG", "")
 

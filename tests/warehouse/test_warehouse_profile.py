@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.profile import profile_snapshot
-from workgym.envs.warehouse.snapshot import build_snapshot
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.snapshot import build_snapshot
 
 
 def _fks(card: SchemaCard) -> set[tuple[str, str, str, str]]:

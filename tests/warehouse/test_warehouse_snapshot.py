@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.envs.warehouse.snapshot import (
+from workgym.envs.warehouse.source.snapshot import (
     SnapshotManifest,
     build_snapshot,
     open_snapshot,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from workgym.envs.warehouse.base import redact_url
-from workgym.envs.warehouse.sources import TableInfo, open_source
+from workgym.envs.warehouse.source.contract import redact_url
+from workgym.envs.warehouse.source.sources import TableInfo, open_source
 
 
 def _types(table: TableInfo) -> dict[str, str]:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.tools import (
+from workgym.core.tools import ToolError
+from workgym.envs.warehouse.runtime.tools import (
     OUTPUT_CHARS,
     WarehouseState,
     describe,
     fit_rows,
     query,
 )
-from workgym.tools import ToolError
+from workgym.envs.warehouse.schema.card import SchemaCard
 
 # Each must be refused by run_sql (and by the SQL verifier, see test_warehouse_env).
 FORBIDDEN = {

@@ -18,14 +18,14 @@ import duckdb
 import pytest
 
 import workgym as wg
-from workgym.envs.warehouse.card import CARD_FILE, SchemaCard
-from workgym.envs.warehouse.environment import CONFIG_FILE, WarehouseConfig, WarehouseEnv
+from workgym.core.messages import Message
+from workgym.core.tasks import Task, TaskSet
 from workgym.envs.warehouse.investigate.build import Investigations, build_investigations
 from workgym.envs.warehouse.investigate.oracle import conclusion_turns
-from workgym.envs.warehouse.profile import profile_snapshot
-from workgym.envs.warehouse.snapshot import MANIFEST_FILE, SNAPSHOT_FILE, build_snapshot
-from workgym.messages import Message
-from workgym.tasks import Task, TaskSet
+from workgym.envs.warehouse.runtime.env import CONFIG_FILE, WarehouseConfig, WarehouseEnv
+from workgym.envs.warehouse.schema.card import CARD_FILE, SchemaCard
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.snapshot import MANIFEST_FILE, SNAPSHOT_FILE, build_snapshot
 from workgym.verifiers.sql_exec import hold_open
 
 N_TASKS = 10  # 8 planted types (one each) + 2 without a plant

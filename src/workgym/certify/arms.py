@@ -23,11 +23,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from workgym.environment import Environment
-from workgym.models.base import ConfigError, Sampling
-from workgym.policy import Policy
-from workgym.runner import eval_async
-from workgym.runs import EPISODES, RunSpec
+from workgym.core.environment import Environment
+from workgym.core.model import ConfigError, Sampling
+from workgym.run.policy import Policy
+from workgym.run.rundir import EPISODES, RunSpec
+from workgym.run.runner import eval_async
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,12 @@ from workgym.certify.schema import (
     SuiteResult,
     TaskResult,
 )
-from workgym.models.base import ConfigError
-from workgym.runs import RunSpec, read_spec
-from workgym.tasks import canonical_json
+from workgym.core.model import ConfigError
+from workgym.core.tasks import canonical_json
+from workgym.run.rundir import RunSpec, read_spec
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
+    from workgym.core.environment import Environment
 
 CERT_JSON = "certificate.json"
 CERT_HTML = "certificate.html"

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from workgym.certify import bootstrap, stats
 from workgym.certify.schema import (
     ArmCost,
     ArmItem,
@@ -29,9 +28,11 @@ from workgym.certify.schema import (
     TestResult,
     finite,
 )
+from workgym.core.model import ConfigError
 from workgym.guards.review import REVIEWS, Key, Review, episode_flags, is_trusted, read_reviews
-from workgym.models.base import ConfigError
-from workgym.runs import EPISODES
+from workgym.run.rundir import EPISODES
+from workgym.stats import bootstrap
+from workgym.stats import tests as stats
 
 # Below this many items the normal approximation of the paired t is shaky, so the exact (or
 # seeded Monte Carlo) sign-flip test joins the gate.

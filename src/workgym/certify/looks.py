@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from workgym.certify.schema import LooksRecord
-from workgym.models.base import ConfigError
+from workgym.core.model import ConfigError
 
 LookKind = Literal["certify", "recompute"]
 

@@ -18,10 +18,10 @@ from workgym.certify.certificate import Side, build, check_admission, env_record
 from workgym.certify.certificate import write as write_certificate
 from workgym.certify.curve import read_curve
 from workgym.certify.schema import Certificate, Frozen, PolicyRecord
-from workgym.environment import Environment, load
-from workgym.models.base import ConfigError
-from workgym.policy import Policy
-from workgym.runs import RunSpec, read_spec
+from workgym.core.environment import Environment, load
+from workgym.core.model import ConfigError
+from workgym.run.policy import Policy
+from workgym.run.rundir import RunSpec, read_spec
 
 DEFAULT_SUITES = ("suites/reasoning", "suites/bfcl", "suites/ifeval")
 TEST = "test"
@@ -220,7 +220,7 @@ async def _ensure(
 
 
 def _load_suite(suite_id: str) -> Environment:
-    import workgym.certify.suites  # noqa: F401  (registers the built-in suites)
+    import workgym.envs.suites  # noqa: F401  (registers the built-in suites)
 
     return load(suite_id)
 

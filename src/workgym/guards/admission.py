@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from workgym.models.base import ConfigError
+from workgym.core.model import ConfigError
 
 if TYPE_CHECKING:
-    from workgym.check import CheckReport
-    from workgym.environment import Environment
+    from workgym.core.environment import Environment
+    from workgym.guards.check import CheckReport
 
 ADMISSION_FILE = "admission.json"
 DEFAULT_DIR = Path("runs") / "check"

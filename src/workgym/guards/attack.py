@@ -20,8 +20,8 @@ from workgym.guards.capabilities import capabilities
 from workgym.guards.probes import AttackContext, Expect, Outcome, Probe, TodoProbe
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 ATTACK_JSON = "attack.json"
 ATTACK_HTML = "attack.html"
@@ -159,7 +159,7 @@ async def _run_all(
     own: dict[str, asyncio.Semaphore] = {
         p.name: asyncio.Semaphore(p.parallel) for p, _ in jobs if p.parallel
     }
-    from workgym.runner import _install_speed_text, _Progress
+    from workgym.run.runner import _install_speed_text, _Progress
 
     _install_speed_text()
     with _Progress(progress, len(jobs), 0, f"attack {label}") as bar:

@@ -12,12 +12,12 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from workgym.messages import Message, ToolCall
+from workgym.core.messages import Message, ToolCall
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
-    from workgym.tools import ToolSpec
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
+    from workgym.core.tools import ToolSpec
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _STOP = frozenset(

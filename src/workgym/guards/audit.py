@@ -19,9 +19,9 @@ from workgym.guards.audit_detectors import DETECTORS
 from workgym.guards.audit_view import view
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.episode import Episode
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.episode import Episode
+    from workgym.core.tasks import Task
 
 FLAG_KINDS = (
     "peek",

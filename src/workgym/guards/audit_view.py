@@ -16,9 +16,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.episode import Episode
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.episode import Episode
+    from workgym.core.tasks import Task
 
 SCAN_CHARS = 64_000  # text the regular expressions read: head and tail halves of longer texts
 HUGE_CHARS = 1_000_000  # an assistant output beyond this is itself flagged

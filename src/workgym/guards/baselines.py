@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from workgym.environment import Environment
+from workgym.core.environment import Environment
+from workgym.core.messages import Message
+from workgym.core.tasks import canonical_json
 from workgym.guards import attackers as a
-from workgym.messages import Message
-from workgym.models.scripted import TaskScript
-from workgym.tasks import canonical_json
+from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:
-    from workgym.tasks import Task
+    from workgym.core.tasks import Task
 
 BASELINES = ("null", "constant", "enumerating", "random")
 DEFAULT_THRESHOLDS: dict[str, float | None] = {
@@ -138,7 +138,7 @@ def attacker(name: str) -> TaskScript:
 
 
 def register_attackers() -> None:
-    from workgym.models.scripted import register_scripted
+    from workgym.testing.scripted import register_scripted
 
     for name in BASELINES[1:]:
         register_scripted(f"baseline-{name}", functools.partial(attacker, name))
@@ -183,7 +183,7 @@ async def run_baselines(
     concurrency: int = 16,
 ) -> BaselineReport:
     """Run each baseline on `split` into `out/<name>` (resumable like any run)."""
-    from workgym.runner import eval_async
+    from workgym.run.runner import eval_async
 
     limits = thresholds(env)
     results = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
+    from workgym.core.environment import Environment
 
 FINAL_ANSWER = "final_answer"  # the episode ends with one answer value (final tool or text)
 FINAL_TOOL = "final_tool"  # that answer arrives through a final tool (inferred)
@@ -50,6 +50,6 @@ def capabilities(env: Environment) -> frozenset[str]:
 
 
 def _base_submit() -> object:
-    from workgym.environment import Environment
+    from workgym.core.environment import Environment
 
     return Environment.submit

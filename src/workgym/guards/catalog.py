@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from workgym.core.model import TaskAwareModel
 from workgym.guards.catalog_calls import CALLS
 from workgym.guards.catalog_generic import GENERIC
 from workgym.guards.catalog_harness import HARNESS
@@ -19,7 +20,6 @@ from workgym.guards.catalog_sql import RESULTS
 from workgym.guards.catalog_sqltext import STATEMENTS
 from workgym.guards.catalog_state import STATE_PROBES
 from workgym.guards.probes import Probe, TodoProbe
-from workgym.models.base import TaskAwareModel
 
 TODO: list[TodoProbe] = []
 
@@ -67,7 +67,7 @@ def by_name(names: list[str] | None = None) -> list[Probe]:
 
 def register_attackers() -> None:
     """Make every probe's attacker a `scripted/probe-<name>` test double."""
-    from workgym.models.scripted import register_scripted
+    from workgym.testing.scripted import register_scripted
 
     for probe in probes():
         if probe.attacker() is not None:

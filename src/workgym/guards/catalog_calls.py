@@ -11,14 +11,14 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.messages import Message, ToolCall
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import FINAL_ANSWER, FINAL_TOOL, STATE, TOOL_CALLS
 from workgym.guards.probes import AttackContext, Expect, ScriptProbe
-from workgym.messages import Message, ToolCall
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 CALLING = frozenset({FINAL_TOOL, TOOL_CALLS, STATE})
 ABSTAIN = "I can't help with this request; no action is needed."

@@ -9,6 +9,7 @@ import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.messages import Message
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
 from workgym.guards.probes import (
@@ -21,14 +22,13 @@ from workgym.guards.probes import (
     play,
     verdict_key,
 )
-from workgym.messages import Message
-from workgym.models.scripted import TaskScript
+from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.episode import Episode
-    from workgym.models.base import TaskAwareModel
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.episode import Episode
+    from workgym.core.model import TaskAwareModel
+    from workgym.core.tasks import Task
 
 SLEEP_S = 3600.0  # far beyond any episode limit: only the harness clock can end the episode
 CLOCK_SLACK_S = 5.0

@@ -10,15 +10,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.messages import Message
+from workgym.core.tasks import canonical_json
 from workgym.guards.capabilities import CONCLUSION
 from workgym.guards.probes import AttackContext, Expect, Outcome, ScriptProbe
 from workgym.guards.surfaces import ConclusionAnswers
-from workgym.messages import Message
-from workgym.tasks import canonical_json
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 NOT_ATTACKABLE = (
     "declares conclusion but cannot be attacked: implement cause_vocabulary(), "

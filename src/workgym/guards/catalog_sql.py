@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.messages import Message
+from workgym.core.tasks import canonical_json
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import SQL_ANSWER
 from workgym.guards.probes import AttackContext, Expect, Outcome, ScriptProbe
@@ -23,12 +25,10 @@ from workgym.guards.surfaces import (
     RowsChannel,
     SqlChannel,
 )
-from workgym.messages import Message
-from workgym.tasks import canonical_json
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 
 def qi(name: str) -> str:

@@ -9,18 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.messages import Message
 from workgym.guards import attackers as a
 from workgym.guards.catalog_sql import GoldProbe, bare_gold_sql, gold_of, qi
 from workgym.guards.probes import AttackContext, Expect, Outcome, describe, play
 from workgym.guards.surfaces import ResultSet, SqlChannel
-from workgym.messages import Message
-from workgym.models.scripted import TaskScript
+from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 
 def dialect(env: Environment) -> str:

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from workgym.core.messages import Message
 from workgym.guards.capabilities import STATE, TOOL_CALLS
 from workgym.guards.probes import AttackContext, Outcome, ScriptProbe
 from workgym.guards.surfaces import StateAttacks
-from workgym.messages import Message
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 NOT_ATTACKABLE = (
     "declares state but cannot be attacked: implement attack_collateral(task) "

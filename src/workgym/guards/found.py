@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.tasks import canonical_json
 from workgym.guards.catalog_generic import _Answer
-from workgym.tasks import canonical_json
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 MAX_CANDIDATES = 50
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from workgym.episode import Episode, run_episode
-from workgym.messages import Message
-from workgym.models.base import (
+from workgym.core.episode import Episode, run_episode
+from workgym.core.messages import Message
+from workgym.core.model import (
     Completion,
     Model,
     Sampling,
@@ -28,13 +28,13 @@ from workgym.models.base import (
     Usage,
     message_tokens,
 )
-from workgym.models.scripted import TaskScript
-from workgym.policy import Policy
+from workgym.run.policy import Policy
+from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
-    from workgym.tools import ToolSpec
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
+    from workgym.core.tools import ToolSpec
 
 
 class Expect(StrEnum):

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from workgym.core.messages import Message
+from workgym.core.model import ConfigError
 from workgym.guards.probes import (
     AttackContext,
     Expect,
@@ -22,12 +24,10 @@ from workgym.guards.probes import (
     judge_verdict,
     play,
 )
-from workgym.messages import Message
-from workgym.models.base import ConfigError
-from workgym.models.scripted import TaskScript
+from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:
-    from workgym.tasks import Task
+    from workgym.core.tasks import Task
 
 
 class ExploitRecord(BaseModel):

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from workgym.models.base import ConfigError
+from workgym.core.model import ConfigError
 
 REVIEWS = "reviews.jsonl"
 Decision = Literal["accepted", "exploit"]
@@ -97,7 +97,7 @@ class TrustedOutcomes:
 
     @classmethod
     def from_run(cls, run: str | Path) -> TrustedOutcomes:
-        from workgym.runs import RunDir, read_spec
+        from workgym.run.rundir import RunDir, read_spec
 
         path = Path(run)
         return cls(RunDir(path, read_spec(path)).records(), read_reviews(path))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from workgym.messages import Message
-    from workgym.tasks import Task
+    from workgym.core.messages import Message
+    from workgym.core.tasks import Task
 
 
 class ResultSet(BaseModel):

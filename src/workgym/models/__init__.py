@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workgym.models.base import (
+from workgym.core.model import (
     Completion,
     ConfigError,
     Model,
@@ -45,7 +45,7 @@ def get_model(
 
         return OpenAIModel(name, base_url=base_url, api_key=api_key)
     if provider == "scripted":
-        from workgym.models.scripted import get_scripted
+        from workgym.testing.scripted import get_scripted
 
         return get_scripted(name)
     if provider == "hf":

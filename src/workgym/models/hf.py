@@ -26,11 +26,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, ConfigError, Sampling, Usage
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, ConfigError, Sampling, Usage
 
 if TYPE_CHECKING:
-    from workgym.tools import ToolSpec
+    from workgym.core.tools import ToolSpec
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 INVALID_CALL = "invalid_tool_call"

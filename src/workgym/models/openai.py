@@ -24,14 +24,14 @@ import weakref
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, ConfigError, ModelError, Sampling, Usage
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, ConfigError, ModelError, Sampling, Usage
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
-    from workgym.tools import ToolSpec
+    from workgym.core.tools import ToolSpec
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 MAX_WAIT_S = 60.0  # longest we sleep between tries, whatever Retry-After asks for

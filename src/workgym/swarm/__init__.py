@@ -1,6 +1,6 @@
 """Swarms: several agents on one task, and comparisons at equal cost (PLAYBOOK.md, Swarms).
 
-A swarm is a `Team` (workgym.policy): it takes the model's place in a Policy, so
+A swarm is a `Team` (workgym.run.policy): it takes the model's place in a Policy, so
 `Policy(Attempts(...), playbook=...)` runs through eval, the playbook trainer and the certificate
 like any policy, and every agent's tokens are recorded in `Episode.agents`.
 

@@ -12,9 +12,9 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from workgym.episode import AgentRecord, TokenUsage, Truncation
-from workgym.messages import Message
-from workgym.models.base import Completion
+from workgym.core.episode import AgentRecord, TokenUsage, Truncation
+from workgym.core.messages import Message
+from workgym.core.model import Completion
 
 # Sub-transcripts kept in an episode record: enough to see what an agent did, bounded so that a
 # swarm of many agents does not make episodes.jsonl many times larger.

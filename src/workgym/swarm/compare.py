@@ -14,7 +14,7 @@ baseline (typically the single agent given several budgets, as self-consistency 
 
 Items are the unit (a task's epochs are averaged first); rewards are counted as in the
 certificate (errors, limit hits, verifier errors and flagged successes are 0); intervals are
-two-sided 95% paired t intervals, cluster-robust over task families (workgym.certify.stats).
+two-sided 95% paired t intervals, cluster-robust over task families (workgym.stats.tests).
 An interpolated baseline treats its weight as fixed: its interval leaves out the uncertainty of
 where the crossing lies, which the output says.
 """
@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
-from workgym.models.base import ConfigError
+from workgym.core.model import ConfigError
 from workgym.swarm.points import Paired, RunCost, RunData, load, paired
 
 COMPARE_FORMAT = "workgym-compare/1"

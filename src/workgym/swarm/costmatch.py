@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from workgym.certify import stats
 from workgym.certify.schema import CostMatched, ItemScore
-from workgym.runs import RunDir, read_spec
+from workgym.run.rundir import RunDir, read_spec
+from workgym.stats import tests as stats
 from workgym.swarm.accounting import role_tokens
 
 TOLERANCE = 0.10

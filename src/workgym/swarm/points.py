@@ -3,7 +3,7 @@
 Items are the unit (a task's epochs are averaged first); rewards are counted as in the
 certificate (errors, limit hits, verifier errors and flagged successes are 0); tokens are every
 agent's tokens, split by agent role. `paired` is the one paired statistic the comparisons use: a
-two-sided 95% paired t interval, cluster-robust over task families (workgym.certify.stats).
+two-sided 95% paired t interval, cluster-robust over task families (workgym.stats.tests).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
-from workgym.certify import stats
 from workgym.certify.compare import counted
+from workgym.core.model import ConfigError
 from workgym.guards.review import read_reviews
-from workgym.models.base import ConfigError
-from workgym.runs import RunDir, read_spec
+from workgym.run.rundir import RunDir, read_spec
+from workgym.stats import tests as stats
 from workgym.swarm.accounting import record_tokens, role_tokens
 
 

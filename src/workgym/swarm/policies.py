@@ -1,6 +1,6 @@
 """Independent attempts: N agents each play the task alone, and one answer is selected.
 
-`Attempts` is a Team (workgym.policy): it goes where a Policy's model goes, so
+`Attempts` is a Team (workgym.run.policy): it goes where a Policy's model goes, so
 `Policy(Attempts(...), playbook=...)` runs through `workgym eval`, the playbook trainer and the
 certificate like any policy. Each attempt is an ordinary episode with its own fresh toolkit
 (`env.toolkit(task, seed=sub_seed)`) and sampling seed; attempt 0 uses the episode's own seed, so
@@ -21,17 +21,17 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from workgym.episode import Episode, EpisodeDriver, drive
-from workgym.messages import Message
-from workgym.models.base import ConfigError, Model, TaskAwareModel
-from workgym.policy import Policy
+from workgym.core.episode import Episode, EpisodeDriver, drive
+from workgym.core.messages import Message
+from workgym.core.model import ConfigError, Model, TaskAwareModel
+from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, sub_seed
 from workgym.swarm.selection import Candidate, Selector, selector
 from workgym.swarm.team import finish_as_team, member_policy, now, resolve
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 SOLVER = "solver"
 

@@ -21,18 +21,18 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workgym.episode import Episode, EpisodeDriver, TokenUsage, drive
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, ConfigError, Model, Sampling, TaskAwareModel
-from workgym.policy import Policy
+from workgym.core.episode import Episode, EpisodeDriver, TokenUsage, drive
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, ConfigError, Model, Sampling, TaskAwareModel
+from workgym.core.tools import Submission, Toolkit, ToolResult
+from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, conversation_usage, sub_seed
 from workgym.swarm.team import finish_as_team, member_policy, now, resolve
 from workgym.swarm.work import work_text
-from workgym.tools import Submission, Toolkit, ToolResult
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 ROLES = ("planner", "executor", "checker")
 PROMPTS = {

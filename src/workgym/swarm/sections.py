@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workgym.policy import PLAYBOOK_HEADER
+from workgym.run.policy import PLAYBOOK_HEADER
 
 CITE_PREFIX = "Cite an entry's id"  # the playbook's own first line (train.playbook.playbook)
 

@@ -18,12 +18,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from workgym.episode import AgentRecord, TokenUsage
-from workgym.messages import Message
-from workgym.models.base import ConfigError, Model, Sampling
+from workgym.core.episode import AgentRecord, TokenUsage
+from workgym.core.messages import Message
+from workgym.core.model import ConfigError, Model, Sampling
+from workgym.core.tasks import canonical_json
 from workgym.swarm.accounting import agent_record, conversation_usage
 from workgym.swarm.work import work_text
-from workgym.tasks import canonical_json
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from workgym.episode import AgentRecord, Episode, EpisodeDriver
+from workgym.core.episode import AgentRecord, Episode, EpisodeDriver
+from workgym.core.model import Model, Sampling, TaskAwareModel
 from workgym.models import get_model
-from workgym.models.base import Model, Sampling, TaskAwareModel
-from workgym.policy import Policy
+from workgym.run.policy import Policy
 from workgym.swarm.accounting import sum_usage
 from workgym.swarm.sections import role_view
 

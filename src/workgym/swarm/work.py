@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from workgym.messages import Message
+from workgym.core.messages import Message
 
 
 def work_text(messages: Sequence[Message], max_chars: int, *, drop: Collection[str]) -> str:

@@ -1,6 +1,6 @@
 """Training: turn reward into a better agent, either with frozen weights or by updating them.
 
-Two trainers share this package and the `workgym train` command group (`workgym.train.cli`):
+Two trainers share this package and the `workgym train` command group (`workgym.apps.cli.train`):
 
 - `workgym.train.playbook`: the weights stay frozen and a short, readable playbook of strategies
   is learned from reward and rendered into the system prompt (shared/design/PLAYBOOK.md).

@@ -26,12 +26,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from workgym.environment import Environment, load
-from workgym.episode import EpisodeDriver
-from workgym.models.base import Completion, ConfigError
+from workgym.core.environment import Environment, load
+from workgym.core.episode import EpisodeDriver
+from workgym.core.model import Completion, ConfigError
 from workgym.models.hf import parse_reply
-from workgym.policy import Policy
-from workgym.runner import episode_seed
+from workgym.run.policy import Policy
+from workgym.run.runner import episode_seed
 from workgym.train.trl.env_factory import TrainerDriven
 
 try:

@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from workgym.messages import Message, ToolCall
-from workgym.tools import Tool, ToolSpec
-from workgym.verdict import Status, Verdict
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tools import Tool, ToolSpec
+from workgym.core.verdict import Status, Verdict
 from workgym.verifiers.calls_claims import ClaimRule, claim_flags
 from workgym.verifiers.calls_normalise import NORMALISERS, Normaliser, exact_equal, matches
 from workgym.verifiers.calls_schema import validate

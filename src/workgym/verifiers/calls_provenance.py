@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from workgym.messages import Message
+from workgym.core.messages import Message
 
 FLAG = "provenance"
 SCAN_CHARS = 128_000  # ids sit near the start of real arguments; a 10 MB argument is clipped

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from workgym.verdict import Status, Verdict
+from workgym.core.verdict import Status, Verdict
 
 NORMAL = "normal_variation"
 MAX_WINDOW = dt.timedelta(hours=4)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import sqlglot
 from sqlglot import exp
 
-from workgym.verdict import Status, Verdict
+from workgym.core.verdict import Status, Verdict
 from workgym.verifiers.sql_compare import Comparison, SqlAnswerSpec, compare_results
 from workgym.verifiers.sql_exec import SqlResult, execute_sql, hold_open
 from workgym.verifiers.sql_guard import DIALECTS, Engine, check_read_only

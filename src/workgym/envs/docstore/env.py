@@ -15,16 +15,16 @@ import re
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from workgym.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits, register
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tasks import SplitSpec, Task, TaskSet
+from workgym.core.verdict import Verdict
 from workgym.envs.docstore.causes import VOCABULARY
 from workgym.envs.docstore.corpus import CORPUS_VERSION, build_case
 from workgym.envs.docstore.index import SearchIndex
 from workgym.envs.docstore.records import Case
 from workgym.envs.docstore.tasks import build_tasks
 from workgym.envs.docstore.tools import TOOLS, DocSession, read_document, search_documents
-from workgym.messages import Message, ToolCall
-from workgym.tasks import SplitSpec, Task, TaskSet
-from workgym.verdict import Verdict
 from workgym.verifiers.conclusion_docs import Cause, verify_conclusion
 
 _DOC_ID = re.compile(r"\b[A-Z]{2,5}-\d{4}\b")

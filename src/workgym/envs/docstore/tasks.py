@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import random
 
+from workgym.core.tasks import Task
 from workgym.envs.docstore.causes import PLANTABLE
 from workgym.envs.docstore.corpus import build_case
-from workgym.tasks import Task
 from workgym.verifiers.conclusion_docs import NORMAL
 
 TEMPLATES = (

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workgym.core.tools import Ctx, ToolError, tool
 from workgym.envs.docstore.causes import VOCABULARY
 from workgym.envs.docstore.index import SearchIndex
 from workgym.envs.docstore.records import Case
-from workgym.tools import Ctx, ToolError, tool
 from workgym.verifiers.conclusion_docs import Cause
 
 MAX_QUERY_CHARS = 500

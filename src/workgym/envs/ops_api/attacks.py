@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tasks import Task
 from workgym.envs.ops_api.world import generate_world, refunded_cents
-from workgym.messages import Message, ToolCall
-from workgym.tasks import Task
 
 
 def oracle_calls(task: Task) -> list[ToolCall]:

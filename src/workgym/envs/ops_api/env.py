@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx2
 
-from workgym.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits, register
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tasks import SplitSpec, Task, TaskSet
+from workgym.core.verdict import Status, Verdict
 from workgym.envs.ops_api import attacks
 from workgym.envs.ops_api.session import OpsSession
 from workgym.envs.ops_api.tasks import build_tasks
 from workgym.envs.ops_api.tools import LOOKUPS, TOOLS, canonical_call, finish
 from workgym.envs.ops_api.world import WORLD_VERSION, generate_world
-from workgym.messages import Message, ToolCall
-from workgym.tasks import SplitSpec, Task, TaskSet
-from workgym.verdict import Status, Verdict
 from workgym.verifiers.calls import (
     CallRules,
     criteria_of,

@@ -16,11 +16,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from workgym.core.tasks import Task
 from workgym.envs.ops_api import kinds_act, kinds_decline
 from workgym.envs.ops_api.drafts import Draft
 from workgym.envs.ops_api.tools import WRITE_NAMES
 from workgym.envs.ops_api.world import generate_world
-from workgym.tasks import Task
 from workgym.verifiers.calls import criteria_of
 from workgym.verifiers.calls_state import State
 

@@ -14,9 +14,9 @@ import re
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
+from workgym.core.messages import ToolCall
+from workgym.core.tools import Ctx, ToolError, tool
 from workgym.envs.ops_api.session import OpsSession
-from workgym.messages import ToolCall
-from workgym.tools import Ctx, ToolError, tool
 
 Outcome = Literal["done", "escalated", "refused", "clarify", "no_action"]
 

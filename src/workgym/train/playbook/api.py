@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workgym.environment import Environment, load
+from workgym.core.environment import Environment, load
+from workgym.core.model import ConfigError, Model, TaskAwareModel
 from workgym.models import get_model
-from workgym.models.base import ConfigError, Model, TaskAwareModel
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.loop import Observer, Trainer
 from workgym.train.playbook.playbook import Playbook

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from workgym.models.base import estimate_tokens
+from workgym.core.model import estimate_tokens
 
 DEFAULT_SECTIONS: tuple[str, ...] = ("strategy", "tools", "checks", "format", "pitfalls")
 MAX_WORDS = 60

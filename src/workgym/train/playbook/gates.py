@@ -21,7 +21,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.certify.stats import paired_t_test
+from workgym.stats.tests import paired_t_test
 
 GroupKind = Literal["contrastive", "all-pass", "all-fail"]
 EPS = 1e-6

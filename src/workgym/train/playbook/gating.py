@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from workgym.tasks import Task
+from workgym.core.tasks import Task
 from workgym.train.playbook.deltas import Delta, apply_deltas
 from workgym.train.playbook.gates import GateA, GateB, Group, bisect, gate_a, gate_b
 from workgym.train.playbook.rollouts import Rollouts

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.tasks import Task
+from workgym.core.tasks import Task
 from workgym.train.playbook.text import ngrams, words
 
 _COMMON = frozenset({"yes", "no", "true", "false", "none", "null", "the", "and", "all", "any"})

@@ -19,8 +19,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from workgym.environment import Environment
-from workgym.models.base import ConfigError, Model, Sampling, TaskAwareModel
+from workgym.core.environment import Environment
+from workgym.core.model import ConfigError, Model, Sampling, TaskAwareModel
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta, apply_deltas
@@ -232,7 +232,7 @@ class Trainer:
         self.version(self.pb, 0, "seed")
         select = [t.id for t in self.dev_select]
         for b in self.baselines:
-            from workgym.policy import Policy
+            from workgym.run.policy import Policy
 
             policy = Policy(b.model, system_prompt=b.system_prompt, sampling=self.sampling)
             roll = await self.roller.run(

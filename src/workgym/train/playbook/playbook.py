@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.models.base import ConfigError, estimate_tokens
-from workgym.tasks import canonical_json
+from workgym.core.model import ConfigError, estimate_tokens
+from workgym.core.tasks import canonical_json
 from workgym.train.playbook.entries import (
     CITATION,
     DEFAULT_SECTIONS,

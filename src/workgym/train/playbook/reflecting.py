@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from workgym.models.base import ModelError, Sampling
-from workgym.tasks import Task
+from workgym.core.model import ModelError, Sampling
+from workgym.core.tasks import Task
 from workgym.train.playbook.gates import Group
 from workgym.train.playbook.reflection import Reflection, parse_reflection
 from workgym.train.playbook.reflector import GroupView, build_prompt, call_reflector

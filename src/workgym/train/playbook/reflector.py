@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workgym.episode import Episode
-from workgym.messages import Message
-from workgym.models.base import Completion, Model, Sampling
+from workgym.core.episode import Episode
+from workgym.core.messages import Message
+from workgym.core.model import Completion, Model, Sampling
 from workgym.train.playbook.entries import CITATION
 
 SYSTEM = """\

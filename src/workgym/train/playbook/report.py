@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workgym.certify.stats import non_inferiority
+from workgym.stats.tests import non_inferiority
 
 AMORTISE_AT = (100, 1_000, 10_000)
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from workgym.environment import Environment
-from workgym.episode import Episode
-from workgym.models.base import Model, Sampling, TaskAwareModel, estimate_tokens
-from workgym.policy import Policy
-from workgym.runner import eval_async
-from workgym.tasks import Task, TrainingTaskSet
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode
+from workgym.core.model import Model, Sampling, TaskAwareModel, estimate_tokens
+from workgym.core.tasks import Task, TrainingTaskSet
+from workgym.run.policy import Policy
+from workgym.run.runner import eval_async
 from workgym.train.playbook.entries import CITATION
 from workgym.train.playbook.ledger import Ledger, Role
 

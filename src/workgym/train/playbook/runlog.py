@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from workgym.models.base import ConfigError
+from workgym.core.model import ConfigError
 
 TRAIN_FORMAT = "workgym-train-playbook/1"
 TRAIN_JSON = "train.json"
@@ -69,7 +69,7 @@ class RunLog:
             if path.exists() and any(path.iterdir()):
                 raise ConfigError(f"{path} exists and is not a training run; pass a new --out")
             path.mkdir(parents=True, exist_ok=True)
-            from workgym.runs import versions
+            from workgym.run.rundir import versions
 
             stamped = {**mine, "created_at": datetime.now(UTC).isoformat(), "versions": versions()}
             tmp = spec.with_suffix(".tmp")

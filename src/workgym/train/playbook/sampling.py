@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from workgym.tasks import Task
+from workgym.core.tasks import Task
 
 
 @dataclass

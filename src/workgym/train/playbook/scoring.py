@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from workgym.certify.stats import mean_ci
-from workgym.models.base import Model, TaskAwareModel
-from workgym.tasks import Task
+from workgym.core.model import Model, TaskAwareModel
+from workgym.core.tasks import Task
+from workgym.stats.tests import mean_ci
 from workgym.train.playbook.gates import Group
 from workgym.train.playbook.rollouts import Rollouts
 

@@ -25,15 +25,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, get_type_hints
 
-from workgym.environment import Environment
-from workgym.episode import Episode, EpisodeDriver
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, ConfigError, ModelError, Sampling
-from workgym.policy import Policy
-from workgym.runner import episode_seed
-from workgym.runs import RunDir
-from workgym.tasks import Task
-from workgym.tools import Tool, ToolSpec
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode, EpisodeDriver
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, ConfigError, ModelError, Sampling
+from workgym.core.tasks import Task
+from workgym.core.tools import Tool, ToolSpec
+from workgym.run.policy import Policy
+from workgym.run.rundir import RunDir
+from workgym.run.runner import episode_seed
 from workgym.train.trl.rollout import RolloutStats, reward_of, rollout_stats, train_tasks
 
 RESERVED = {"reset", "get_reward"}

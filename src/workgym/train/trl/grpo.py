@@ -26,9 +26,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.environment import Environment, load
-from workgym.models.base import ConfigError, Sampling
-from workgym.runs import RUN_JSON, RunDir, RunSpec
+from workgym.core.environment import Environment, load
+from workgym.core.model import ConfigError, Sampling
+from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
 from workgym.train.trl.rollout import RolloutStats, WorkgymRollout, train_tasks, workgym_reward
 
 TRAIN_FORMAT = "workgym-train/1"

@@ -28,14 +28,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workgym.environment import Environment
-from workgym.episode import Episode
-from workgym.models.base import ConfigError, Model, Sampling
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode
+from workgym.core.model import ConfigError, Model, Sampling
+from workgym.core.tasks import Task
 from workgym.models.hf import HFModel, TokenGenerator
-from workgym.policy import Policy
-from workgym.runner import _attempt
-from workgym.runs import RunDir
-from workgym.tasks import Task
+from workgym.run.policy import Policy
+from workgym.run.rundir import RunDir
+from workgym.run.runner import _attempt
 from workgym.train.trl.tokens import EpisodeTokens, TokenMismatchError, episode_tokens
 
 GeneratorFactory = Callable[[Any], TokenGenerator]

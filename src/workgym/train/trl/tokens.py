@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from workgym.episode import TurnTokens
+from workgym.core.episode import TurnTokens
 
 
 class TokenMismatchError(ValueError):

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from workgym.models.base import ConfigError, ModelError, Sampling
+from workgym.core.model import ConfigError, ModelError, Sampling
 
 
 class VLLMTokenGenerator:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workgym.envs.warehouse.card import SchemaCard
+from workgym.core.tasks import Task
 from workgym.envs.warehouse.investigate.design import study
 from workgym.envs.warehouse.investigate.frame import (
     Frame,
@@ -24,7 +24,7 @@ from workgym.envs.warehouse.investigate.frame import (
     metrics,
 )
 from workgym.envs.warehouse.investigate.prompts import render
-from workgym.tasks import Task
+from workgym.envs.warehouse.schema.card import SchemaCard
 
 
 class Alert(BaseModel):

@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.duck import connect
+from workgym.core.tasks import Task
+from workgym.envs.warehouse.generate.splits import unit_key
 from workgym.envs.warehouse.investigate.answer import (
     ConclusionAnswer,
     EvidenceQuery,
@@ -52,9 +52,9 @@ from workgym.envs.warehouse.investigate.plant import (
 from workgym.envs.warehouse.investigate.prompts import TEMPLATES, render
 from workgym.envs.warehouse.investigate.search import BuildReport, Finder, Found, plan, search
 from workgym.envs.warehouse.investigate.slices import predicate_sql
-from workgym.envs.warehouse.snapshot import SNAPSHOT_FILE
-from workgym.envs.warehouse.splits import unit_key
-from workgym.tasks import Task
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.source.duck import connect
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE
 from workgym.verifiers.sql_exec import execute_sql
 
 MAX_COPY_ROWS = 400_000  # larger fact tables are copied for a range of periods only

@@ -28,7 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from workgym.envs.warehouse.duck import qi
+from workgym.core.tasks import Task
+from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.evidence import (
     check_evidence,
@@ -39,8 +40,7 @@ from workgym.envs.warehouse.investigate.frame import between
 from workgym.envs.warehouse.investigate.manifest import Manifest
 from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
-from workgym.tasks import Task
-from workgym.verdict import Status, Verdict
+from workgym.envs.warehouse.source.duck import qi
 from workgym.verifiers.sql_exec import execute_sql
 
 IOU_MIN = 0.8

@@ -20,7 +20,6 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from workgym.envs.warehouse.card import SchemaCard
 from workgym.envs.warehouse.investigate.causes import BugKind, PlantSpec
 from workgym.envs.warehouse.investigate.frame import (
     PERIOD_LENGTH,
@@ -30,6 +29,7 @@ from workgym.envs.warehouse.investigate.frame import (
 )
 from workgym.envs.warehouse.investigate.slices import Cell, SliceKey, SliceTable, slice_terms
 from workgym.envs.warehouse.investigate.vocab import CauseType
+from workgym.envs.warehouse.schema.card import SchemaCard
 
 ADDITIVE: tuple[MetricKind, ...] = ("count", "sum", "joined_count", "joined_sum")
 COMPATIBLE: dict[str, tuple[MetricKind, ...]] = {

@@ -21,9 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workgym.environment import Environment, load
-from workgym.envs.warehouse.card import SchemaCard
-from workgym.envs.warehouse.duck import connect
+from workgym.core.environment import Environment, load
+from workgym.core.episode import Episode, run_episode
+from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.tasks import Task
+from workgym.core.verdict import Verdict
 from workgym.envs.warehouse.investigate.alerts import Alert, pick_alerts
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.evidence import (
@@ -34,13 +36,11 @@ from workgym.envs.warehouse.investigate.evidence import (
 from workgym.envs.warehouse.investigate.frame import between, ts
 from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
-from workgym.envs.warehouse.profile import profile_snapshot
-from workgym.envs.warehouse.snapshot import SNAPSHOT_FILE, build_snapshot
-from workgym.episode import Episode, run_episode
-from workgym.models.base import Model, Sampling, TaskAwareModel
-from workgym.policy import Policy
-from workgym.tasks import Task
-from workgym.verdict import Verdict
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.duck import connect
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE, build_snapshot
+from workgym.run.policy import Policy
 from workgym.verifiers.sql_exec import execute_sql
 
 NOT_SCORED = "the true causes are unknown, so nothing here is scored"
@@ -107,12 +107,12 @@ class FindingsEnv(Environment):
         self.budget = getattr(config, "query_budget", None)
 
     def tasks(self) -> Any:
-        from workgym.tasks import TaskSet
+        from workgym.core.tasks import TaskSet
 
         return TaskSet([])
 
     def state(self, task: Task) -> Any:
-        from workgym.envs.warehouse.tools import QUERY_BUDGET, WarehouseState
+        from workgym.envs.warehouse.runtime.tools import QUERY_BUDGET, WarehouseState
 
         return WarehouseState(
             database=self.database,
@@ -127,7 +127,7 @@ class FindingsEnv(Environment):
 
 def findings_env(database: Path, card: SchemaCard, trained: Environment | None) -> FindingsEnv:
     """A FindingsEnv with the tools, instructions and limits the policy was trained with."""
-    from workgym.envs.warehouse.environment import WarehouseEnv
+    from workgym.envs.warehouse.runtime.env import WarehouseEnv
 
     source: Any = trained if trained is not None else WarehouseEnv
     cls = type(

@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workgym.envs.warehouse.card import ColumnCard, SchemaCard, TableCard
-from workgym.envs.warehouse.duck import qi, ql
-from workgym.envs.warehouse.families.base import CardView
+from workgym.envs.warehouse.generate.families.base import CardView
+from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
+from workgym.envs.warehouse.source.duck import qi, ql
 
 Period = Literal["week", "day"]
 MetricKind = Literal["count", "sum", "avg", "joined_count", "joined_sum", "hour_avg"]
@@ -262,7 +262,7 @@ class MetricWords:
     """Labels for metrics, from the warehouse lexicon (column words and units)."""
 
     def __init__(self, card: SchemaCard) -> None:
-        from workgym.envs.warehouse.phrasing import Lexicon
+        from workgym.envs.warehouse.generate.phrasing import Lexicon
 
         self.lex = Lexicon(card)
 

@@ -14,19 +14,19 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
-from workgym.envs.warehouse.duck import qi
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
 from workgym.envs.warehouse.investigate.frame import Frame, Metric, between, ts
 from workgym.envs.warehouse.investigate.gate import MIN_EXPLAINED
 from workgym.envs.warehouse.investigate.oracle import RUN_SQL, SUBMIT
 from workgym.envs.warehouse.investigate.slices import Cell, Explained, SliceTable
 from workgym.envs.warehouse.investigate.vocab import NORMAL
-from workgym.messages import Message, ToolCall
-from workgym.models.base import Completion, Model, Sampling, Usage, message_tokens
+from workgym.envs.warehouse.source.duck import qi
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
-    from workgym.tools import ToolSpec
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
+    from workgym.core.tools import ToolSpec
 
 NAME = "scripted/investigator"
 MAX_VALUES = 40

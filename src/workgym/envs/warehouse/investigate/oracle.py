@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workgym.core.messages import Message, ToolCall
+from workgym.core.tasks import Task
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
-from workgym.messages import Message, ToolCall
-from workgym.tasks import Task
 
 RUN_SQL = "run_sql"
 SUBMIT = "submit_answer"

@@ -17,12 +17,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from workgym.environment import DataCheck
-from workgym.envs.warehouse.duck import qi, ql
+from workgym.core.environment import DataCheck
 from workgym.envs.warehouse.investigate.causes import HASH_SCALE
 from workgym.envs.warehouse.investigate.frame import Frame
 from workgym.envs.warehouse.investigate.manifest import Jitter, Manifest
-from workgym.envs.warehouse.snapshot import table_checksum
+from workgym.envs.warehouse.source.duck import qi, ql
+from workgym.envs.warehouse.source.snapshot import table_checksum
 
 PLANTS_DIR = "plants"
 SOURCE = "s"  # catalog name of the attached snapshot

@@ -25,17 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workgym.core.messages import Message
+from workgym.core.tasks import canonical_json
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer
 from workgym.envs.warehouse.investigate.manifest import Manifest
 from workgym.envs.warehouse.investigate.oracle import conclusion_turns
 from workgym.envs.warehouse.investigate.vocab import ALIASES, CONFUSABLE, NORMAL, PLANTED, SYMPTOM
 from workgym.guards.probes import AttackContext, Expect, ScriptProbe
-from workgym.messages import Message
-from workgym.tasks import canonical_json
 
 if TYPE_CHECKING:
-    from workgym.environment import Environment
-    from workgym.tasks import Task
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
 
 CONCLUSION = "conclusion"
 

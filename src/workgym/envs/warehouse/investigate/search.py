@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from workgym.envs.warehouse.card import SchemaCard
 from workgym.envs.warehouse.investigate.causes import PlantSpec, planted_select
 from workgym.envs.warehouse.investigate.design import COMPATIBLE, Study, Window, design, study
 from workgym.envs.warehouse.investigate.frame import Frame, Metric
@@ -24,6 +23,7 @@ from workgym.envs.warehouse.investigate.manifest import Jitter
 from workgym.envs.warehouse.investigate.plant import JITTER_RATE, jittered
 from workgym.envs.warehouse.investigate.slices import SliceTable, canon, slice_table
 from workgym.envs.warehouse.investigate.vocab import NORMAL, PLANTED, CauseType
+from workgym.envs.warehouse.schema.card import SchemaCard
 
 NULL_SHARE = 0.15
 MAX_ATTEMPTS = 15

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.envs.warehouse.duck import qi, ql
 from workgym.envs.warehouse.investigate.answer import PredicateTerm as Term
 from workgym.envs.warehouse.investigate.frame import Frame, Metric, ts
+from workgym.envs.warehouse.source.duck import qi, ql
 
 MAX_PAIR_DIMS = 6
 MIN_SLICE_ROWS = 30

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from workgym.core.messages import Message
+from workgym.core.tasks import Task
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer
 from workgym.envs.warehouse.investigate.oracle import conclusion_turns
 from workgym.envs.warehouse.investigate.vocab import ALIASES
-from workgym.messages import Message
-from workgym.tasks import Task
 
 CAUSE_FIELDS = ("cause_type", "predicate", "window", "direction", "magnitude", "evidence")
 

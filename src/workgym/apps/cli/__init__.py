@@ -1,0 +1,1 @@
+"""The `workgym` command: one module per command group; heavy imports stay inside commands."""

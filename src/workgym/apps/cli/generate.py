@@ -1,0 +1,105 @@
+"""`workgym generate warehouse --db URL --out DIR`: the command line of the generator.
+
+Heavy imports stay inside the command so `workgym --help` stays fast. The `generate` group is
+shared: another feature that generates environments adds its own command to the same group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+GROUP = "generate"
+
+
+def _group(app: typer.Typer) -> typer.Typer:
+    """The `generate` sub-app, created on first use and shared by every generator."""
+    for info in app.registered_groups:
+        if info.name == GROUP and isinstance(info.typer_instance, typer.Typer):
+            return info.typer_instance
+    group = typer.Typer(
+        name=GROUP, help="Generate an environment from a real source.", no_args_is_help=True
+    )
+    app.add_typer(group, name=GROUP)
+    return group
+
+
+def register(app: typer.Typer) -> None:
+    _group(app).command("warehouse")(warehouse)
+
+
+def warehouse(
+    db: Annotated[
+        str,
+        typer.Option(
+            help="duckdb:///abs/path.duckdb, sqlite:///abs/path.db, "
+            "postgresql://user:pass@host/db, builtin:nycflights13 or builtin:tpch?sf=0.1"
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="environment directory to write")],
+    tables: Annotated[
+        list[str] | None, typer.Option(help="only these tables (repeat, or comma-separated)")
+    ] = None,
+    seed: int = 0,
+    tasks: Annotated[int, typer.Option(min=10, help="task budget over all families")] = 400,
+    row_cap: Annotated[
+        int | None, typer.Option(help="hash-sample tables larger than this many rows")
+    ] = None,
+    hard: Annotated[bool, typer.Option(help="describe_table hides inferred keys")] = False,
+    query_budget: Annotated[int, typer.Option(min=1, help="run_sql calls per episode")] = 30,
+    suites: Annotated[bool, typer.Option(help="build fuzzed SQL test suites")] = True,
+    investigations: Annotated[
+        bool, typer.Option(help="plant causes for F9 investigation tasks")
+    ] = True,
+    progress: bool = True,
+) -> None:
+    """Snapshot a warehouse read-only and generate an environment of SQL tasks from it."""
+    from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
+
+    names = [n.strip() for t in tables or [] for n in t.split(",") if n.strip()] or None
+    options = GenerateOptions(
+        db=db,
+        out=out,
+        tables=names,
+        seed=seed,
+        tasks=tasks,
+        row_cap=row_cap,
+        hard=hard,
+        query_budget=query_budget,
+        suites=suites,
+        investigations=investigations,
+    )
+    report = generate(options, progress=progress)
+    console = Console(soft_wrap=True)
+    table = Table("family", "tasks", "awkward", "tried", "rejected (top reasons)", title=f"{out}")
+    for f in report.families:
+        reasons = ", ".join(f"{k} {v}" for k, v in list(f.rejected.items())[:3])
+        table.add_row(f"{f.family} {f.name}", str(f.kept), str(f.awkward), str(f.tried), reasons)
+    inv = report.investigations
+    table.add_row(
+        "F9 investigation", str(inv.get("tasks", 0)), "-", "-", str(inv.get("status", ""))
+    )
+    console.print(table)
+    share = report.awkward.get("share", 0.0)
+    console.print(
+        f"{report.tasks} tasks, {share:.0%} awkward; splits "
+        + ", ".join(f"{k} {v}" for k, v in report.splits.items())
+    )
+    failed = [
+        k for k, v in report.checks.items() if isinstance(v, dict) and v.get("passed") is False
+    ]
+    console.print("leakage checks: " + ("all passed" if not failed else f"FAILED {failed}"))
+    if report.skipped:
+        console.print(f"skipped ({len(report.skipped)}):")
+        for line in report.skipped[:15]:
+            console.print(f"  - {line}", highlight=False)
+        if len(report.skipped) > 15:
+            console.print(f"  ... and {len(report.skipped) - 15} more in generation_report.json")
+    console.print(f"report: {out / 'generation_report.json'}")
+    console.print(f"next: workgym check {out}")
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,105 @@
+"""`workgym investigate`: a trained policy investigates the real, unplanted warehouse.
+
+Registered into the main CLI through `COMMAND_MODULES`; heavy imports stay inside the command so
+`workgym --help` stays fast. Also makes the rule-based test double `scripted/investigator`
+available to every command (it reads only what a question states).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _register_doubles() -> None:
+    from workgym.testing.scripted import register_scripted
+
+    def make():  # type: ignore[no-untyped-def]
+        from workgym.envs.warehouse.investigate.investigator import Investigator
+
+        return Investigator()
+
+    register_scripted("investigator", make)
+
+
+def register(app: typer.Typer) -> None:
+    _register_doubles()
+
+    @app.command()
+    def investigate(
+        db: Annotated[
+            str,
+            typer.Option(
+                help="the real warehouse (duckdb:///, sqlite:///, postgresql://, builtin:...)"
+            ),
+        ],
+        model: Annotated[str, typer.Option(help="openai/<model>, hf/<path> or scripted/<name>")],
+        out_dir: Annotated[Path | None, typer.Option("--out", help="where the report goes")] = None,
+        env: Annotated[
+            Path | None,
+            typer.Option(help="the generated environment the policy was trained in"),
+        ] = None,
+        playbook: Annotated[Path | None, typer.Option(help="playbook file to render")] = None,
+        alerts: Annotated[int, typer.Option(min=1, help="how many alerts to investigate")] = 5,
+        base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+        api_key: Annotated[str | None, typer.Option(help="key for the endpoint")] = None,
+        temperature: float = 0.0,
+        max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
+        concurrency: Annotated[int, typer.Option(min=1)] = 4,
+        seed: int = 0,
+    ) -> None:
+        """Investigate the real data's biggest metric moves; write a findings report whose every
+        claim cites evidence queries that are re-run and checked (no scores: causes unknown)."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from workgym.apps.cli.main import _fail, _slug
+        from workgym.core.model import ConfigError, Sampling
+        from workgym.envs.warehouse.investigate.findings import investigate_async
+        from workgym.envs.warehouse.source.contract import SourceError
+
+        text = None
+        if playbook is not None:
+            if not playbook.is_file():
+                _fail(f"no playbook file {playbook}; pass the playbook.md a training run wrote")
+            text = playbook.read_text()
+        if env is not None and not env.is_dir():
+            _fail(f"no environment directory {env}; pass the DIR of `workgym generate warehouse`")
+        target = out_dir or Path("runs") / "investigate" / _slug(db)
+        try:
+            report = asyncio.run(
+                investigate_async(
+                    db,
+                    model,
+                    target,
+                    env_dir=env,
+                    playbook=text,
+                    alerts=alerts,
+                    base_url=base_url,
+                    api_key=api_key,
+                    sampling=Sampling(temperature=temperature, max_tokens=max_tokens),
+                    concurrency=concurrency,
+                    seed=seed,
+                )
+            )
+        except SourceError as exc:
+            raise ConfigError(str(exc)) from exc
+        out = Console(soft_wrap=True)
+        table = Table("alert", "claim", "evidence", title=f"findings on {report.source}")
+        for f in report.findings:
+            claim = (f.claim or {}).get("cause_type") or f"none ({f.problem})"
+            mark = "[green]verified[/]" if f.verified else "[yellow]unverified[/]"
+            table.add_row(f.alert.metric.label[:60], str(claim), mark)
+        out.print(table)
+        out.print(
+            f"{report.verified} of {len(report.findings)} claims verified; not scored: "
+            "the true causes of real data are unknown"
+        )
+        out.print(f"report: {target / 'findings.md'} (and findings.json, episodes.jsonl)")
+        if env is not None:
+            out.print(f"next: workgym eval {env} --model {model} --split test  (planted copies)")
+        else:
+            out.print("next: open the report; `workgym eval ENV` scores the planted copies")

@@ -1,0 +1,187 @@
+"""The `workgym` command. Every command prints where its output went and the next command."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from workgym.core.environment import load, registered
+from workgym.core.model import ConfigError, ModelError, Sampling
+
+app = typer.Typer(
+    name="workgym",
+    help="Reinforcement-learning environments for AI agents, built around one real job.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str) -> NoReturn:
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise SystemExit(2)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+@app.command()
+def envs() -> None:
+    """List the registered environments."""
+    table = Table("id", "version", "tasks", "train/dev/test")
+    for env_id, factory in registered().items():
+        try:
+            env = factory()
+            record = env.taskset.split_record()["tasks"]
+        except ConfigError as exc:  # e.g. a suite whose extra is not installed
+            table.add_row(env_id, "-", "-", f"unavailable: {exc}")
+            continue
+        table.add_row(
+            env_id, env.version, str(len(env.taskset)), "/".join(str(v) for v in record.values())
+        )
+    out.print(table)
+    out.print("next: workgym check ENV")
+
+
+@app.command("eval")
+def eval_cmd(
+    env: Annotated[str, typer.Argument(help="environment id or directory")],
+    model: Annotated[str, typer.Option(help="openai/<model>, hf/<path> or scripted/<name>")],
+    split: Annotated[str, typer.Option(help="train, dev, test or all")] = "dev",
+    epochs: Annotated[int, typer.Option(min=1)] = 1,
+    concurrency: Annotated[int, typer.Option(min=1)] = 8,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="run directory")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    api_key: Annotated[str | None, typer.Option(help="key for the endpoint")] = None,
+    seed: int = 0,
+    limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
+    temperature: float = 0.0,
+    max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
+    playbook: Annotated[Path | None, typer.Option(help="playbook file to render")] = None,
+    progress: bool = True,
+    executor: Annotated[str, typer.Option(help="asyncio (this process) or ray")] = "asyncio",
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (auto, ray://...); none: start one")
+    ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: CPUs)")] = None,
+) -> None:
+    """Evaluate a model on a split; re-running the same command resumes the run."""
+    from workgym.run.executors import Executor, resolve_executor
+    from workgym.run.runner import eval_async
+
+    if executor == "asyncio" and (address is not None or workers is not None):
+        _fail("--address and --workers are for --executor ray; add --executor ray")
+    runner: str | Executor = executor
+    if executor != "asyncio":
+        runner = resolve_executor(executor, address=address, workers=workers)
+    text = None
+    if playbook is not None:
+        if not playbook.exists():
+            _fail(f"no playbook file {playbook}")
+        text = playbook.read_text()
+    sampling = Sampling(temperature=temperature, max_tokens=max_tokens)
+    run = asyncio.run(
+        eval_async(
+            load(env),
+            model,
+            split=split,
+            epochs=epochs,
+            concurrency=concurrency,
+            out=out_dir,
+            seed=seed,
+            limit=limit,
+            base_url=base_url,
+            api_key=api_key,
+            sampling=sampling,
+            playbook=text,
+            progress=progress,
+            executor=runner,
+        )
+    )
+    run.summary().print(out)
+    out.print(f"episodes: {run.path / 'episodes.jsonl'}")
+    out.print(f"next: workgym summary {run.path}")
+
+
+@app.command()
+def summary(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
+    """Print the summary of a run directory."""
+    from workgym.run.rundir import RunDir, read_spec
+    from workgym.run.runner import Run
+
+    result = Run(RunDir(run, read_spec(run)))
+    result.summary().print(out)
+
+
+@app.command()
+def check(
+    env: Annotated[str, typer.Argument(help="environment id or directory")],
+    out_dir: Annotated[Path | None, typer.Option("--out", help="where the check runs go")] = None,
+    progress: bool = True,
+) -> None:
+    """Model-free self test: the oracle solves every task, verdicts are deterministic, and a
+    policy that answers nothing scores near zero."""
+    from workgym.guards.check import check_async
+
+    environment = load(env)
+    target = out_dir or Path("runs") / "check" / _slug(environment.id)
+    report = asyncio.run(check_async(environment, target, progress=progress))
+    table = Table("check", "result", "detail", title=f"workgym check {environment.id}")
+    for item in report.items:
+        mark = "[green]pass[/]" if item.passed else "[red]FAIL[/]"
+        detail = item.detail + (f" (e.g. {', '.join(item.failures[:3])})" if item.failures else "")
+        table.add_row(item.name, mark, detail)
+    out.print(table)
+    out.print(f"report: {target / 'check.json'}")
+    if not report.passed:
+        raise typer.Exit(1)
+    out.print(f"next: workgym eval {env} --model openai/<model> --base-url <url> --split dev")
+
+
+# Commands that live with the feature they drive. Each module exposes `register(app)` and keeps
+# its heavy imports inside the command functions, so `workgym --help` stays fast.
+COMMAND_MODULES: list[str] = [
+    "workgym.apps.cli.train",
+    "workgym.apps.cli.certify",
+    "workgym.apps.cli.view",
+    "workgym.apps.cli.guards",
+    "workgym.apps.cli.generate",
+    "workgym.apps.cli.swarm",
+    "workgym.apps.cli.investigate",
+    "workgym.apps.cli.serve",
+]
+
+
+def _register_feature_commands() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+_register_feature_commands()
+
+
+def main() -> None:
+    """Entry point: user mistakes become one-line errors that say what to do."""
+    try:
+        app()
+    except ConfigError as exc:
+        _fail(str(exc))
+    except ModelError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        err.print("interrupted: re-run the same command to resume")
+        sys.exit(130)

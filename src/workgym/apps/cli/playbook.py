@@ -1,0 +1,179 @@
+"""`workgym train playbook ENV --model M [--reflector-model R] [--budget-tokens N] --out DIR`.
+
+Only typer is imported at module level; the trainer loads when the command runs, so
+`workgym --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+
+def register(train_app: typer.Typer) -> None:
+    train_app.command("playbook")(playbook)
+
+
+class _View:
+    """Rich progress: iteration, accepted/rejected deltas, dev reward and tokens spent."""
+
+    def __init__(self, bar: Progress | None, total: int | None) -> None:
+        self.bar = bar
+        self.accepted = 0
+        self.rejected = 0
+        self.dev = float("nan")
+        if bar is not None:
+            self.task = bar.add_task(
+                "baselines", total=total, accepted=0, rejected=0, dev="-", tokens="0"
+            )
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.bar is None:
+            return
+        kind = event.get("kind")
+        fields: dict[str, Any] = {}
+        if kind == "checkpoint":
+            self.dev = float(event["reward"])
+            fields["dev"] = f"{self.dev:.3f}"
+        elif kind == "iteration":
+            self.accepted += len(event["accepted"])
+            self.rejected += len(event["rejected"])
+            fields.update(
+                accepted=self.accepted,
+                rejected=self.rejected,
+                tokens=f"{event['training_tokens']:,}",
+                advance=1,
+                description=f"iteration {event['iteration']}",
+            )
+        elif kind == "batch":
+            fields["description"] = f"iteration {event['iteration']}"
+        elif kind == "stop":
+            fields["description"] = f"stopped: {event['reason']}"
+        if fields:
+            self.bar.update(self.task, **fields)
+
+
+def playbook(
+    env: Annotated[str, typer.Argument(help="environment id or directory")],
+    model: Annotated[str, typer.Option(help="the agent: openai/<model>, hf/<path>, scripted/...")],
+    out: Annotated[Path, typer.Option(help="run directory (re-run the command to resume)")],
+    reflector_model: Annotated[
+        str | None, typer.Option(help="model that writes lessons (default: the agent's)")
+    ] = None,
+    budget_tokens: Annotated[
+        int | None, typer.Option(min=1, help="stop when training has spent this many tokens")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    api_key: Annotated[str | None, typer.Option(help="key for the endpoint")] = None,
+    reflector_base_url: Annotated[str | None, typer.Option(help="the reflector's endpoint")] = None,
+    reflector_api_key: Annotated[str | None, typer.Option(help="the reflector's key")] = None,
+    baseline: Annotated[
+        list[str] | None, typer.Option(help="another untrained agent to compare (repeatable)")
+    ] = None,
+    seed_playbook: Annotated[Path | None, typer.Option(help="playbook.md to start from")] = None,
+    group_size: Annotated[int, typer.Option(min=2, help="G: rollouts per train task")] = 5,
+    batch_size: Annotated[int, typer.Option(min=1, help="B: train tasks per iteration")] = 8,
+    dev_k: Annotated[int, typer.Option(min=1, help="K: rollouts per dev task")] = 3,
+    gate_tasks: Annotated[int, typer.Option(min=2, help="dev tasks per gate B")] = 8,
+    max_epochs: Annotated[int, typer.Option(min=1)] = 3,
+    max_iterations: Annotated[int | None, typer.Option(min=1)] = None,
+    patience: Annotated[int, typer.Option(min=1, help="stop after N rejections in a row")] = 3,
+    temperature: Annotated[float, typer.Option(min=0.0)] = 0.7,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="per agent call")] = None,
+    playbook_budget: Annotated[int, typer.Option(min=50, help="playbook tokens")] = 3000,
+    margin: Annotated[float, typer.Option(min=0.0, help="non-inferiority margin")] = 0.05,
+    seed: int = 0,
+    concurrency: Annotated[int, typer.Option(min=1)] = 8,
+    progress: bool = True,
+) -> None:
+    """Learn a readable playbook for a frozen model from reward (train split; dev selects)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules + doubles)
+    from workgym.apps.cli.main import _fail
+    from workgym.apps.cli.main import out as console
+    from workgym.core.environment import load
+    from workgym.train.playbook.api import train_playbook_async
+    from workgym.train.playbook.config import TrainConfig
+    from workgym.train.playbook.playbook import load_playbook
+
+    try:
+        cfg = TrainConfig(
+            seed=seed,
+            group_size=group_size,
+            batch_size=batch_size,
+            dev_k=dev_k,
+            gate_tasks=gate_tasks,
+            max_epochs=max_epochs,
+            max_iterations=max_iterations,
+            patience=patience,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            playbook_budget=playbook_budget,
+            ni_margin=margin,
+            budget_tokens=budget_tokens,
+            concurrency=concurrency,
+        )
+    except ValueError as exc:
+        _fail(f"bad training settings: {exc}")
+    seed_pb = load_playbook(seed_playbook) if seed_playbook is not None else None
+    environment = load(env)
+    bar = None
+    if progress:
+        bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("accepted {task.fields[accepted]} rejected {task.fields[rejected]}"),
+            TextColumn("dev {task.fields[dev]}"),
+            TextColumn("tokens {task.fields[tokens]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+    view = _View(bar, max_iterations)
+    import asyncio
+
+    if bar is not None:
+        bar.start()
+    try:
+        result = asyncio.run(
+            train_playbook_async(
+                environment,
+                model,
+                out=out,
+                reflector=reflector_model,
+                config=cfg,
+                baselines=baseline or (),
+                seed_playbook=seed_pb,
+                base_url=base_url,
+                api_key=api_key,
+                reflector_base_url=reflector_base_url,
+                reflector_api_key=reflector_api_key,
+                observer=view,
+            )
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
+    best = result.report["best"]
+    console.print(
+        f"stopped ({result.stop_reason}) after {result.iterations} iterations: "
+        f"{len(result.accepted)} deltas accepted, {len(result.rejected)} rejected"
+    )
+    console.print(
+        f"best checkpoint: iteration {best['iteration']}, dev-select reward {best['reward']:.3f}, "
+        f"{best['tokens_per_task']:.0f} tokens per task"
+    )
+    if result.efficiency is not None:
+        console.print(result.efficiency.statement, highlight=False)
+    console.print(f"playbook: {result.playbook_path}")
+    console.print(f"report: {out / 'report.md'}  learning curve: {out / 'learning_curve.png'}")
+    console.print(
+        f"next: workgym eval {env} --model {model} --playbook {result.playbook_path} --split dev"
+    )

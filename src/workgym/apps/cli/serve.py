@@ -1,0 +1,91 @@
+"""`workgym serve ENV`: the environment over HTTP + WebSocket, or its tools over MCP (stdio)."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_cmd)
+
+
+def serve_cmd(
+    env: Annotated[str, typer.Argument(help="environment id or directory")],
+    host: Annotated[str, typer.Option(help="address to bind (loopback by default)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535)] = 8765,
+    token: Annotated[
+        str | None, typer.Option(help="bearer token clients must send (default: generated)")
+    ] = None,
+    idle_timeout: Annotated[
+        float, typer.Option("--idle-timeout", min=0.1, help="seconds before an idle session ends")
+    ] = 600.0,
+    max_sessions: Annotated[int, typer.Option(min=1)] = 1024,
+    allow_test: Annotated[
+        bool, typer.Option("--allow-test", help="also serve the sealed test split")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="run directory for finished episodes")
+    ] = None,
+    mcp: Annotated[
+        bool, typer.Option("--mcp", help="serve the tools as an MCP server on stdin/stdout")
+    ] = False,
+) -> None:
+    """Serve an environment: isolated episodes per session, for remote trainers and agents."""
+    import asyncio
+
+    from rich.console import Console
+
+    from workgym.core.environment import load
+
+    err = Console(stderr=True, soft_wrap=True)  # stdout is the MCP channel with --mcp
+    environment = load(env)
+    if mcp:
+        try:
+            from workgym.apps.serve.mcp_server import serve_stdio
+        except ImportError as exc:
+            raise typer.BadParameter(
+                f"--mcp needs the [serve] extra ({exc}): pip install 'workgym[serve]'"
+            ) from exc
+        err.print(f"workgym: MCP server of {environment.id} on stdio", highlight=False)
+        asyncio.run(serve_stdio(environment, allow_test=allow_test, out=out))
+        return
+    from workgym.apps.serve.server import new_token, serve
+
+    secret = token or new_token()
+    if not _is_loopback(host):
+        err.print(
+            f"[yellow]warning:[/] binding {host}: anyone who can reach this port and holds the "
+            "token can run episodes; put it behind TLS outside a trusted network",
+            highlight=False,
+        )
+    print(f"serving {environment.id} on http://{host}:{port} (WebSocket: ws://{host}:{port}/ws)")
+    if token is None:
+        print(f"token: {secret}")
+    print(
+        f"next: from workgym.apps.serve.client import EnvClient; "
+        f"EnvClient('http://{host}:{port}', TOKEN).reset()",
+        flush=True,
+    )
+    serve(
+        environment,
+        host=host,
+        port=port,
+        token=secret,
+        idle_timeout_s=idle_timeout,
+        max_sessions=max_sessions,
+        allow_test=allow_test,
+        out=out,
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,52 @@
+"""`workgym view PATH`: serve the viewer on 127.0.0.1 and print its URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _free_port(host: str) -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def view(
+    path: Annotated[Path, typer.Argument(help="folder with runs, environments, playbooks")],
+    host: Annotated[
+        str, typer.Option(help="interface to bind; anything but 127.0.0.1 exposes your runs")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="0 picks a free port")] = 8765,
+) -> None:
+    """Read transcripts against ground truth in a local web viewer (read-only except flag
+    reviews)."""
+    import uvicorn
+    from rich.console import Console
+
+    from workgym.apps.viewer.app import create_app
+    from workgym.core.model import ConfigError
+
+    if not path.is_dir():
+        raise ConfigError(f"{path} is not a directory; pass the folder that holds your runs")
+    local = host in ("127.0.0.1", "localhost", "::1")
+    allowed = {"127.0.0.1", "localhost", "::1"} if local else None
+    app = create_app(path, allowed_hosts=allowed)
+    if port == 0:
+        port = _free_port(host)
+    shown = f"[{host}]" if ":" in host else host
+    console = Console(soft_wrap=True)
+    console.print(f"workgym viewer for {path.resolve()}")
+    console.print(f"open: http://{shown}:{port}/", highlight=False)
+    if not local:
+        console.print(f"[yellow]warning:[/] bound to {host}: anyone who can reach it sees the runs")
+    console.print("stop: Ctrl+C")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("view")(view)

@@ -1,0 +1,243 @@
+"""`workgym serve ENV`: an environment as an HTTP + WebSocket server of isolated episodes.
+
+Trainers and agents on other machines drive episodes with the Gymnasium verbs: `reset` picks a
+task (by id, or drawn from a split with the seed) and returns the opening observation; `step`
+takes one assistant message and returns the tool results, the reward (0 until the end) and the
+terminated/truncated flags. Every session has its own toolkit state. What the verifier found
+stays on the server.
+
+Wire form (JSON; `Authorization: Bearer TOKEN` on everything but /healthz):
+
+    POST   /sessions                 {task_id?, split?, seed?}   -> ResetResult
+    POST   /sessions/{id}/reset      {task_id?, split?, seed?}   -> ResetResult
+    POST   /sessions/{id}/step       {message}                   -> StepResult
+    DELETE /sessions/{id}
+    GET    /info                     env id, hash, tools, split sizes (never answers)
+    WS     /ws                       one session per connection:
+           {"op": "reset", ...} | {"op": "step", "message": {...}} | {"op": "close"}
+           -> {"ok": true, ...result} or {"ok": false, "status": N, "error": "..."}
+
+Errors carry the HTTP status and a sentence that says what to do. Idle sessions are reaped;
+a reaped WebSocket is closed with code 4008.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from workgym.apps.serve.sessions import Hub, ResetRequest, ServeError, StepRequest
+from workgym.core.environment import Environment
+
+WS_IDLE_CLOSE = 4008
+WS_UNAUTHORIZED = 4001
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def token_ok(header: str | None, token: str) -> bool:
+    """Constant-time check of an `Authorization: Bearer ...` header."""
+    scheme, _, given = (header or "").partition(" ")
+    return hmac.compare_digest(
+        given.strip().encode() if scheme.lower() == "bearer" else b"", token.encode()
+    )
+
+
+def build_app(
+    env: Environment,
+    *,
+    token: str,
+    idle_timeout_s: float = 600.0,
+    max_sessions: int = 1024,
+    allow_test: bool = False,
+    out: str | Path | None = None,
+) -> FastAPI:
+    """The FastAPI application serving `env`; run it with uvicorn (see `serve`).
+
+    FastAPI reads the handlers' annotations at runtime, so its types are imported at module
+    level here (this module is only imported to serve).
+    """
+    if not token:
+        raise ValueError("the server needs a non-empty token")
+    hub = Hub(
+        env,
+        idle_timeout_s=idle_timeout_s,
+        max_sessions=max_sessions,
+        allow_test=allow_test,
+        out=out,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        reaper = asyncio.create_task(hub.reap_forever())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            hub.shutdown()
+
+    app = FastAPI(title=f"workgym serve {env.id}", lifespan=lifespan, docs_url=None)
+    app.state.hub = hub
+
+    async def require_token(request: Request) -> None:
+        if not token_ok(request.headers.get("authorization"), token):
+            raise ServeError(401, "missing or wrong token: send Authorization: Bearer <token>")
+
+    secured = APIRouter(dependencies=[Depends(require_token)])
+
+    @app.exception_handler(ServeError)
+    async def serve_error(_: Request, exc: ServeError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
+        where = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        error = f"bad request body ({where}); see the wire form in workgym.apps.serve.server"
+        return JSONResponse({"error": error}, status_code=400)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"ok": True}
+
+    @secured.get("/info")
+    async def info() -> dict[str, Any]:
+        return hub.info()
+
+    @secured.post("/sessions")
+    async def open_session(body: ResetRequest | None = None) -> dict[str, Any]:
+        session = hub.open()
+        try:
+            return session.reset(body or ResetRequest()).model_dump()
+        except ServeError:
+            hub.close(session.id)
+            raise
+
+    @secured.post("/sessions/{session_id}/reset")
+    async def reset(session_id: str, body: ResetRequest | None = None) -> dict[str, Any]:
+        return hub.get(session_id).reset(body or ResetRequest()).model_dump()
+
+    @secured.post("/sessions/{session_id}/step")
+    async def step(session_id: str, body: StepRequest) -> dict[str, Any]:
+        return (await hub.get(session_id).step(body.message)).model_dump()
+
+    @secured.delete("/sessions/{session_id}")
+    async def close(session_id: str) -> dict[str, Any]:
+        hub.get(session_id)
+        hub.close(session_id)
+        return {"closed": session_id}
+
+    app.include_router(secured)
+
+    @app.websocket("/ws")
+    async def ws(socket: WebSocket) -> None:
+        if not token_ok(socket.headers.get("authorization"), token):
+            await socket.close(code=WS_UNAUTHORIZED, reason="missing or wrong token")
+            return
+        await socket.accept()
+        try:
+            session = hub.open()
+        except ServeError as exc:
+            await socket.send_json({"ok": False, "status": exc.status, "error": str(exc)})
+            await socket.close()
+            return
+
+        async def on_reap() -> None:
+            with contextlib.suppress(Exception):
+                await socket.close(code=WS_IDLE_CLOSE, reason="idle session reaped")
+
+        session.on_reap = on_reap
+        try:
+            while True:
+                reply = await _ws_turn(session, await socket.receive_text())
+                if reply is None:
+                    await socket.close()
+                    return
+                await socket.send_text(reply)
+        except (WebSocketDisconnect, RuntimeError):
+            return  # the client went away, or the reaper closed the socket
+        finally:
+            hub.close(session.id)
+
+    return app
+
+
+async def _ws_turn(session: Any, text: str) -> str | None:
+    """One WebSocket request -> its JSON reply; None for `close`."""
+    try:
+        request = json.loads(text)
+        if not isinstance(request, dict):
+            raise ServeError(400, 'send a JSON object like {"op": "reset"}')
+        op = request.pop("op", None)
+        if op == "close":
+            return None
+        if op == "reset":
+            result: Any = session.reset(ResetRequest.model_validate(request))
+        elif op == "step":
+            result = await session.step(StepRequest.model_validate(request).message)
+        else:
+            raise ServeError(400, f"unknown op {op!r}: use reset, step or close")
+        return json.dumps({"ok": True, **result.model_dump()})
+    except ServeError as exc:
+        return json.dumps({"ok": False, "status": exc.status, "error": str(exc)})
+    except ValueError as exc:  # bad JSON, or a body that does not validate
+        error = f"bad request ({exc}); see `workgym serve --help` for the wire form"
+        return json.dumps({"ok": False, "status": 400, "error": error})
+
+
+def serve(
+    env: Environment,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str,
+    idle_timeout_s: float = 600.0,
+    max_sessions: int = 1024,
+    allow_test: bool = False,
+    out: str | Path | None = None,
+    log_level: str = "warning",
+) -> None:
+    """Run the server in this process until interrupted."""
+    import uvicorn
+
+    app = build_app(
+        env,
+        token=token,
+        idle_timeout_s=idle_timeout_s,
+        max_sessions=max_sessions,
+        allow_test=allow_test,
+        out=out,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws_protocol())
+
+
+def ws_protocol() -> str:
+    """uvicorn's WebSocket implementation: the sans-I/O one where available, none without
+    the `websockets` package (HTTP sessions still work; `pip install 'workgym[serve]'`)."""
+    import importlib.util
+
+    from uvicorn.config import WS_PROTOCOLS
+
+    if importlib.util.find_spec("websockets") is None:
+        import sys
+
+        print(
+            "workgym: WebSocket sessions are off (no websockets package); HTTP sessions work. "
+            "pip install 'workgym[serve]' to enable them",
+            file=sys.stderr,
+        )
+        return "none"
+    return "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto"

@@ -1,0 +1,282 @@
+"""Served episodes: one isolated EpisodeDriver per session, and the store that reaps idle ones.
+
+Every transport (HTTP, WebSocket, MCP) goes through this module, so there is one place where a
+remote agent's message becomes an episode step, and one place that decides what leaves the
+server: the observation, the reward and the end flags. The verdict, the episode record and the
+task's answer stay here (and in the optional run directory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode, EpisodeDriver
+from workgym.core.messages import Message
+from workgym.core.model import Completion, ConfigError, Sampling
+from workgym.core.tasks import SPLITS, Task
+from workgym.core.tools import ToolSpec
+from workgym.run.gym import _from_openai
+from workgym.run.policy import Policy
+from workgym.run.rundir import RunDir, RunSpec
+
+
+class ServeError(Exception):
+    """A request the server refuses; `status` is the HTTP status, the message says what to do."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ResetRequest(BaseModel):
+    task_id: str | None = None
+    split: str = "train"
+    seed: int = 0
+
+
+class ResetResult(BaseModel):
+    session_id: str
+    task_id: str
+    split: str
+    seed: int
+    observation: dict[str, Any]
+
+
+class StepRequest(BaseModel):
+    message: dict[str, Any]
+
+
+class StepResult(BaseModel):
+    observation: dict[str, Any]
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+
+
+class RemoteAgent:
+    """The served policy's model: the agent lives on the other end of the connection."""
+
+    name = "remote/agent"
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
+    ) -> Completion:
+        raise ConfigError("a served episode's turns come from the client, not from a model")
+
+
+def pick_task(
+    env: Environment, task_id: str | None, split: str, seed: int, allow_test: bool
+) -> Task:
+    """The task a reset asks for: by id, or drawn from a split with the seed (reproducible)."""
+    taskset = env.taskset
+    if task_id is not None:
+        if task_id not in taskset:
+            raise ServeError(404, f"no task {task_id!r}; GET /info lists the splits to draw from")
+        task = taskset[task_id]
+        if taskset.split_of(task) == "test" and not allow_test:
+            raise ServeError(403, _SEALED)
+        return task
+    if split not in (*SPLITS, "all"):
+        raise ServeError(400, f"unknown split {split!r}: use train, dev, test or all")
+    if split in ("test", "all") and not allow_test:
+        if split == "test":
+            raise ServeError(403, _SEALED)
+        tasks = taskset.training_view().split("train") + taskset.split("dev")
+    else:
+        tasks = taskset.split(split)
+    if not tasks:
+        raise ServeError(404, f"split {split!r} of {env.id} has no tasks")
+    return tasks[random.Random(seed).randrange(len(tasks))]
+
+
+_SEALED = "the test split is sealed on this server; start it with --allow-test to serve it"
+
+
+class Recorder:
+    """Appends finished served episodes to a run directory (`workgym summary DIR` reads it).
+
+    Each episode of a task gets the next free epoch number, so (task, epoch) stays unique.
+    """
+
+    def __init__(self, env: Environment, policy: Policy, out: str | Path) -> None:
+        spec = RunSpec(
+            env_id=env.id,
+            env_version=env.version,
+            env_hash=env.content_hash(),
+            env_ref=str(env.root or env.id),
+            policy=policy.describe(),
+            policy_hash=policy.hash,
+            split="served",
+            epochs=1,
+            seed=0,
+            n_tasks=len(env.taskset),
+            limits=env.limits.model_dump(),
+            split_spec=env.taskset.split_spec.model_dump(),
+        )
+        self.run = RunDir.open(out, spec)
+        self.epochs = Counter(task_id for task_id, _ in self.run.finished())
+
+    def next_epoch(self, task_id: str) -> int:
+        epoch = self.epochs[task_id]
+        self.epochs[task_id] += 1
+        return epoch
+
+    def append(self, episode: Episode) -> None:
+        self.run.append(episode)
+
+    def close(self) -> None:
+        self.run.close()
+
+
+class Session:
+    """One client's episodes, one at a time; a lock keeps its steps in order."""
+
+    def __init__(self, hub: Hub, session_id: str) -> None:
+        self.hub = hub
+        self.id = session_id
+        self.driver: EpisodeDriver | None = None
+        self.last_episode: Episode | None = None
+        self.lock = asyncio.Lock()
+        self.last_used = time.monotonic()
+        self.on_reap: Callable[[], Awaitable[None]] | None = None
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    def reset(self, request: ResetRequest) -> ResetResult:
+        self.touch()
+        hub = self.hub
+        task = pick_task(hub.env, request.task_id, request.split, request.seed, hub.allow_test)
+        epoch = hub.recorder.next_epoch(task.id) if hub.recorder else 0
+        self.driver = EpisodeDriver(
+            hub.env,
+            task,
+            hub.policy,
+            seed=request.seed,
+            epoch=epoch,
+            split=hub.env.taskset.split_of(task),
+        )
+        observation = {
+            "messages": [m.to_openai() for m in self.driver.messages],
+            "tools": [s.to_openai() for s in self.driver.toolkit.specs],
+        }
+        return ResetResult(
+            session_id=self.id,
+            task_id=task.id,
+            split=self.driver.episode.split,
+            seed=request.seed,
+            observation=observation,
+        )
+
+    async def step(self, message: dict[str, Any] | Message) -> StepResult:
+        self.touch()
+        driver = self.driver
+        if driver is None or driver.done:
+            raise ServeError(409, "no episode running in this session: reset first")
+        if self.lock.locked():
+            raise ServeError(409, "a step is already running in this session; wait for it")
+        async with self.lock:
+            try:
+                parsed = message if isinstance(message, Message) else _from_openai(message)
+            except (TypeError, ValueError, AttributeError) as exc:
+                raise ServeError(
+                    400, f"step needs an assistant message in chat-completions form ({exc})"
+                ) from exc
+            replies = await driver.step(Completion(message=parsed))
+            result = StepResult(observation={"messages": [m.to_openai() for m in replies]})
+            if driver.done:
+                episode = await driver.finish()
+                self.last_episode = episode
+                if self.hub.recorder is not None:
+                    self.hub.recorder.append(episode)
+                result.reward = episode.reward
+                result.terminated = episode.outcome == "terminated"
+                result.truncated = episode.outcome == "truncated"
+            self.touch()
+            return result
+
+
+class Hub:
+    """The environment being served and its live sessions."""
+
+    def __init__(
+        self,
+        env: Environment,
+        *,
+        idle_timeout_s: float = 600.0,
+        max_sessions: int = 1024,
+        allow_test: bool = False,
+        out: str | Path | None = None,
+    ) -> None:
+        self.env = env
+        self.policy = Policy(RemoteAgent())
+        self.idle_timeout_s = idle_timeout_s
+        self.max_sessions = max_sessions
+        self.allow_test = allow_test
+        self.sessions: dict[str, Session] = {}
+        self.recorder = Recorder(env, self.policy, out) if out is not None else None
+        self.reaped = 0
+
+    def open(self) -> Session:
+        if len(self.sessions) >= self.max_sessions:
+            raise ServeError(
+                503, f"{self.max_sessions} sessions are open; close one (DELETE) or wait"
+            )
+        session = Session(self, secrets.token_urlsafe(12))
+        self.sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ServeError(404, f"no session {session_id!r} (closed or reaped when idle)")
+        return session
+
+    def close(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+    async def reap(self) -> int:
+        """Close sessions idle for longer than the timeout; returns how many."""
+        cutoff = time.monotonic() - self.idle_timeout_s
+        idle = [s for s in self.sessions.values() if s.last_used < cutoff and not s.lock.locked()]
+        for session in idle:
+            self.close(session.id)
+            if session.on_reap is not None:
+                await session.on_reap()
+        self.reaped += len(idle)
+        return len(idle)
+
+    async def reap_forever(self) -> None:
+        period = max(0.05, min(5.0, self.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            await self.reap()
+
+    def info(self) -> dict[str, Any]:
+        """What a client may know about the environment: never tasks' answers."""
+        env = self.env
+        return {
+            "env_id": env.id,
+            "version": env.version,
+            "content_hash": env.content_hash(),
+            "tools": [t.spec.to_openai() for t in env.tools],
+            "limits": env.limits.model_dump(),
+            "splits": env.taskset.split_record()["tasks"],
+            "test_split_served": self.allow_test,
+            "sessions": len(self.sessions),
+        }
+
+    def shutdown(self) -> None:
+        self.sessions.clear()
+        if self.recorder is not None:
+            self.recorder.close()

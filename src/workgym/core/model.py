@@ -1,0 +1,121 @@
+"""The Model protocol every provider implements, and the records a completion returns.
+
+A model is anything that turns a conversation and a list of tools into one assistant message.
+Providers differ in transport only; the episode loop never branches on which provider it holds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workgym.core.messages import Message
+
+if TYPE_CHECKING:
+    from workgym.core.environment import Environment
+    from workgym.core.tasks import Task
+    from workgym.core.tools import ToolSpec
+
+
+class Sampling(BaseModel):
+    """Sampling settings sent with every call. `seed` is per episode, set by the runner."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    logprobs: bool = False
+
+    def with_seed(self, seed: int) -> Sampling:
+        return self.model_copy(update={"seed": seed})
+
+
+class Usage(BaseModel):
+    """Tokens one call consumed, as the server counted them."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Completion(BaseModel):
+    """One assistant turn plus what the server told us about it.
+
+    Token ids and logprobs are present only when the server returns them (vLLM with
+    `return_token_ids`, the `hf/` provider); trainers need them to build exact masks.
+    """
+
+    message: Message
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    retries: int = 0
+
+
+class ModelError(Exception):
+    """A call failed for reasons outside the agent's control (network, rate limit, server).
+
+    `retryable` errors are retried by the runner symmetrically across arms; the others (a wrong
+    key, an unknown model) stop the run with a message saying what to fix.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ConfigError(Exception):
+    """Bad user input: the message says what to do instead."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """`provider/name` model that completes one assistant turn."""
+
+    name: str
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
+    ) -> Completion: ...
+
+
+@runtime_checkable
+class TaskAwareModel(Protocol):
+    """A test double that may see the task (oracle, probes). Real providers never implement this.
+
+    The episode loop calls `for_task` once per episode and uses the returned model; nothing that
+    serves a real model has access to `task.answer`.
+    """
+
+    name: str
+
+    def for_task(self, task: Task, env: Environment) -> Model: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """Cheap token estimate (about four characters a token) for accounting by role.
+
+    Providers report totals per call; the split by role (system, user, tool output, assistant)
+    is estimated, and the estimator is named in every summary so nobody mistakes it for a count.
+    """
+    return (len(text) + 3) // 4
+
+
+def message_tokens(message: Message) -> int:
+    total = estimate_tokens(message.content)
+    for call in message.tool_calls:
+        total += estimate_tokens(call.name) + estimate_tokens(call.arguments)
+    return total
+
+
+def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    return [m.to_openai() for m in messages]

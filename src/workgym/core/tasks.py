@@ -1,0 +1,201 @@
+"""Tasks, task sets, and the split of tasks into train, dev and a sealed test set.
+
+Splits are made by family (the template or generator key), never by task: two phrasings of one
+template in train and test would measure memorisation, not skill. A family's split is a pure
+function of a salted sha256 of its key, so it is reproducible, needs no stored assignment, and is
+stable when tasks are added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from workgym.core.messages import Message
+
+Split = Literal["train", "dev", "test"]
+SPLITS: tuple[Split, ...] = ("train", "dev", "test")
+SPLIT_ALGORITHM = "sha256(salt|family)/v1"
+
+
+class SealedSplitError(Exception):
+    """Training code asked for the test split."""
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class Task(BaseModel):
+    """One instance of the job. `answer` is hidden ground truth: never rendered for the agent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = ""
+    family: str
+    prompt: str | list[Message]
+    answer: Any = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _content_id(self) -> Task:
+        if not self.id:
+            body = canonical_json(
+                {"family": self.family, "prompt": _prompt_json(self.prompt), "meta": self.meta}
+            )
+            object.__setattr__(self, "id", hashlib.sha256(body.encode()).hexdigest()[:16])
+        return self
+
+    def messages(self) -> list[Message]:
+        """The prompt as the agent sees it."""
+        if isinstance(self.prompt, str):
+            return [Message(role="user", content=self.prompt)]
+        return list(self.prompt)
+
+
+def _prompt_json(prompt: str | list[Message]) -> Any:
+    return prompt if isinstance(prompt, str) else [m.model_dump() for m in prompt]
+
+
+class SplitSpec(BaseModel):
+    """How families map to splits; recorded with every environment and run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    salt: str = "workgym"
+    train: float = 0.6
+    dev: float = 0.2
+    test: float = 0.2
+    algorithm: str = SPLIT_ALGORITHM
+    overrides: dict[str, Split] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _fractions(self) -> SplitSpec:
+        if min(self.train, self.dev, self.test) < 0 or abs(self.train + self.dev + self.test - 1):
+            raise ValueError("split fractions must be non-negative and sum to 1")
+        if self.algorithm != SPLIT_ALGORITHM:
+            raise ValueError(
+                f"split algorithm {self.algorithm!r} is not supported by this workgym "
+                f"(it implements {SPLIT_ALGORITHM!r}); upgrade workgym to read this environment"
+            )
+        return self
+
+    def assign(self, family: str) -> Split:
+        if family in self.overrides:
+            return self.overrides[family]
+        digest = hashlib.sha256(f"{self.salt}|{family}".encode()).digest()
+        bucket = int.from_bytes(digest[:8], "big") / 2**64
+        if bucket < self.train:
+            return "train"
+        if bucket < self.train + self.dev:
+            return "dev"
+        return "test"
+
+
+class TaskSet:
+    """Ordered tasks plus the split rule. Indexable by id; iterates in file order."""
+
+    def __init__(self, tasks: Iterable[Task], split_spec: SplitSpec | None = None) -> None:
+        self._tasks = list(tasks)
+        self.split_spec = split_spec or SplitSpec()
+        self._by_id: dict[str, Task] = {}
+        for task in self._tasks:
+            if task.id in self._by_id:
+                raise ValueError(f"duplicate task id {task.id!r}; task ids must be unique")
+            self._by_id[task.id] = task
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._tasks)
+
+    def __getitem__(self, task_id: str) -> Task:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise KeyError(f"no task {task_id!r} in this task set") from None
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._by_id
+
+    def split_of(self, task: Task) -> Split:
+        return self.split_spec.assign(task.family)
+
+    def split(self, name: str) -> list[Task]:
+        """Tasks of one split, or of all splits for `all`."""
+        if name == "all":
+            return list(self._tasks)
+        if name not in SPLITS:
+            raise ValueError(f"unknown split {name!r}: use one of train, dev, test, all")
+        return [t for t in self._tasks if self.split_of(t) == name]
+
+    def families(self) -> list[str]:
+        return sorted({t.family for t in self._tasks})
+
+    def training_view(self) -> TrainingTaskSet:
+        """The view training code receives: the test split is not in it at all."""
+        return TrainingTaskSet(
+            [t for t in self._tasks if self.split_of(t) != "test"], self.split_spec
+        )
+
+    def split_record(self) -> dict[str, Any]:
+        """What is written next to the tasks so anyone can check the assignment."""
+        counts = {s: 0 for s in SPLITS}
+        fams: dict[str, str] = {}
+        for t in self._tasks:
+            s = self.split_of(t)
+            counts[s] += 1
+            fams[t.family] = s
+        return {
+            "spec": self.split_spec.model_dump(),
+            "tasks": counts,
+            "families": dict(sorted(fams.items())),
+        }
+
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        h.update(self.split_spec.model_dump_json().encode())
+        for t in self._tasks:
+            h.update(t.model_dump_json().encode())
+            h.update(b"\n")
+        return h.hexdigest()
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path, split_spec: SplitSpec | None = None) -> TaskSet:
+        path = Path(path)
+        tasks = []
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    tasks.append(Task.model_validate_json(line))
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{lineno}: not a valid task ({exc})") from exc
+        return cls(tasks, split_spec)
+
+    def to_jsonl(self, path: str | Path) -> None:
+        with Path(path).open("w", encoding="utf-8") as fh:
+            for t in self._tasks:
+                fh.write(t.model_dump_json() + "\n")
+
+
+class TrainingTaskSet(TaskSet):
+    """A task set with the test split removed; asking for test is an error, not an empty list."""
+
+    def split(self, name: str) -> list[Task]:
+        if name in ("test", "all"):
+            raise SealedSplitError(
+                f"split {name!r} is sealed for training code; train on 'train', select on 'dev', "
+                "and let `workgym certify` open the test split"
+            )
+        return super().split(name)
+
+    def training_view(self) -> TrainingTaskSet:
+        return self

@@ -1,0 +1,1 @@
+"""Task generation: families, phrasing, awkward variants and held-out splits."""

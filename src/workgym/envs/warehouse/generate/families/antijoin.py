@@ -1,0 +1,118 @@
+"""F6 anti-join: which rows of a referenced table have no matching fact rows (possibly none).
+
+The answer may be empty and the question says so: an empty list is then the one right answer,
+not a failure to answer. Small answers are key sets (answer kind keys); large ones are asked for
+as an SQL query (answer kind sql, compared as a bag). Awkward shape:
+- null_not_in: the fact table's reference column has NULLs, so `key NOT IN (SELECT fk ...)`
+  is never true and returns nothing; NOT EXISTS is right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.families.base import Context, Draft
+from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.filters import (
+    Cond,
+    dim_conditions,
+    filter_sets,
+    where,
+)
+from workgym.envs.warehouse.generate.families.sqlast import and_all, col, lit, table
+from workgym.envs.warehouse.generate.phrasing import article, join_conditions
+from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
+
+FAMILY = "F6"
+MAX_KEYS = 25  # larger answers are asked for as SQL
+MAX_SQL_ROWS = 2000
+MIN_USED_KEYS = 10  # a reference column with fewer values (origin: 3) makes a trivial anti-join
+
+
+def drafts(ctx: Context) -> Iterator[Draft]:
+    gens = [
+        _unused(ctx, ctx.card.table(fk.table), fk)
+        for fk in ctx.view.fks()
+        if ctx.card.table(fk.table).column(fk.columns[0]).distinct_count >= MIN_USED_KEYS
+    ]
+    yield from _interleave(gens, ctx)
+
+
+def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
+    lex = ctx.lexicon
+    ref = ctx.card.table(fk.ref_table)
+    key = fk.ref_columns[0]
+    fk_col = fk.columns[0]
+    keys = ref.single_keys()
+    ref_conds: list[list[Cond]] = [[]]
+    if ref.rows > MAX_KEYS:  # a large table is asked about through one of its segments
+        ref_conds = [[c] for c in dim_conditions(ctx, ref, 3) if c.column not in keys][:8]
+    # Equality filters only: whether an unused key stays unused almost never depends on `>`
+    # versus `>=` in the fact filter, so no database could tell those neighbours apart.
+    fact_sets = [
+        s
+        for s in filter_sets(ctx, t, limit=40)
+        if all(c.column != fk_col and c.op == "=" for c in s)
+    ]
+    nullable = t.column(fk_col).null_count > 0
+    for rc, fc in ((rc, fc) for rc in ref_conds for fc in fact_sets[:6]):
+        fact_where = where(fc, "t")
+        link = exp.EQ(this=col(fk_col, "t"), expression=col(key, "r"))
+        inner = (
+            exp.select(lit(1))
+            .from_(table(t.name, "t"))
+            .where(and_all([link, *([fact_where] if fact_where is not None else [])]))
+        )
+        exists = exp.Not(this=exp.Exists(this=inner))
+        ref_where = where(rc, "r")
+        q = exp.select(col(key, "r")).from_(table(ref.name, "r"))
+        q = q.where(and_all([exists, *([ref_where] if ref_where is not None else [])]))
+        q = q.order_by(col(key, "r"))
+        used = exp.select(col(fk_col)).from_(table(t.name))
+        fw = where(fc)
+        if fw is not None:
+            used = used.where(fw)
+        not_in = exp.Not(this=exp.In(this=col(key, "r"), query=used.subquery()))
+        naive = (
+            exp.select(col(key, "r"))
+            .from_(table(ref.name, "r"))
+            .where(and_all([not_in, *([ref_where.copy()] if ref_where is not None else [])]))
+            .order_by(col(key, "r"))
+        )
+        ref_rows = lex.rows(ref.name)
+        if rc:
+            ref_rows = f"{ref_rows} whose {join_conditions([c.words(lex) for c in rc])}"
+        slots = {
+            "keys": ref_rows,
+            "rows": lex.rows(t.name),
+            "where": f" where {join_conditions([c.words(lex) for c in fc])}" if fc else "",
+        }
+        link_words = (
+            f"{article(lex.row(ref.name)).capitalize()} matches {article(lex.row(t.name))} when "
+            f"{t.name}.{fk_col} equals {ref.name}.{key}."
+        )
+        common = dict(
+            family=FAMILY,
+            slots=slots,
+            tables=tuple(sorted({t.name, ref.name})),
+            may_be_empty=True,
+            min_rows=0,
+            clauses=[link_words],
+        )
+        draft = Draft(
+            shape="unused_keys",
+            kind="keys",
+            sql=q,
+            max_rows=MAX_KEYS,
+            sql_fallback=MAX_SQL_ROWS,
+            answer_phrase=f"values of {ref.name}.{key}",
+            sql_phrase=f"one column, {ref.name}.{key}, one row per such {lex.row(ref.name)}",
+            **common,  # type: ignore[arg-type]
+        )
+        if nullable:
+            note = f"{t.name}.{fk_col} has NULLs, so NOT IN matches nothing"
+            yield replace(draft, naive=naive, awkward="null_not_in", note=note)
+        yield draft

@@ -1,0 +1,102 @@
+"""Filter conditions bound from the card: real top values, round thresholds, calendar parts.
+
+Every family that filters rows draws its conditions here, so a filter value is always one that
+occurs in the data (a top value of the column) and a threshold is always a round number near a
+quantile; each condition carries its SQL tree and its words.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.families.base import Context, threshold, top_values
+from workgym.envs.warehouse.generate.families.sqlast import and_all, col, compare
+from workgym.envs.warehouse.generate.phrasing import Lexicon
+from workgym.envs.warehouse.schema.card import TableCard
+
+
+@dataclass(frozen=True)
+class Cond:
+    table: str
+    column: str
+    op: str
+    value: Any = None
+
+    def ast(self, alias: str | None = None) -> exp.Expression:
+        return compare(col(self.column, alias), self.op, self.value)
+
+    def words(self, lexicon: Lexicon) -> str:
+        return lexicon.condition(self.table, self.column, self.op, self.value)
+
+
+def where(conds: list[Cond], alias: str | None = None) -> exp.Expression | None:
+    return and_all([c.ast(alias) for c in conds])
+
+
+def dim_conditions(ctx: Context, table: TableCard, per_column: int = 3) -> list[Cond]:
+    """Equality conditions on the table's dimensions, with their most frequent values."""
+    out = []
+    for c in ctx.view.dims(table):
+        if c.distinct_count >= table.rows:
+            continue
+        for v in top_values(c, per_column):
+            out.append(Cond(table.name, c.name, "=", v))
+    return out
+
+
+def measure_conditions(ctx: Context, table: TableCard) -> list[Cond]:
+    out = []
+    for c in ctx.view.measures(table):
+        for q, op in (("p75", ">"), ("p90", ">"), ("p25", "<")):
+            t = _on_a_value(ctx, table, c.name, threshold(c, q), q)
+            if t is not None:
+                out.append(Cond(table.name, c.name, op, t))
+    return out
+
+
+def _on_a_value(
+    ctx: Context, table: TableCard, column: str, rounded: float | None, quantile: str
+) -> Any:
+    """The round threshold if some row sits exactly on it, else the quantile's own value.
+
+    A threshold that no row equals makes `>` and `>=` answer alike on the real data, so only
+    the fuzzed copies could tell a wrong comparison from the right one; a value that occurs
+    makes the real database do it too.
+    """
+    if rounded is None:
+        return None
+    t, c = exp.to_identifier(table.name).sql("duckdb"), exp.to_identifier(column).sql("duckdb")
+    hits = ctx.lookup(f"SELECT count(*) FROM {t} WHERE {c} = {rounded!r}")
+    if hits and hits[0][0]:
+        return rounded
+    q = int(quantile[1:]) / 100
+    found = ctx.lookup(f"SELECT quantile_disc({c}, {q}) FROM {t}")
+    value = found[0][0] if found else None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else rounded
+
+
+def month_conditions(ctx: Context, table: TableCard) -> list[Cond]:
+    parts = ctx.view.time_parts(table)
+    month = parts.get("month")
+    if month is None:
+        return []
+    values = sorted(v for v in top_values(month, 12) if isinstance(v, int))
+    return [Cond(table.name, month.name, "=", v) for v in values]
+
+
+def filter_sets(ctx: Context, table: TableCard, limit: int = 60) -> list[list[Cond]]:
+    """Up to `limit` condition lists (1-2 conditions each, on distinct columns), shuffled."""
+    dims = dim_conditions(ctx, table)
+    measures = measure_conditions(ctx, table)
+    months = month_conditions(ctx, table)
+    sets: list[list[Cond]] = [[d] for d in dims]
+    sets += [[d, m] for d, m in itertools.product(dims, measures)]
+    sets += [[d, m] for d, m in itertools.product(dims, months)]
+    sets += [[a, b] for a, b in itertools.combinations(dims, 2) if a.column != b.column]
+    sets += [[m] for m in measures]
+    ctx.rng.shuffle(sets)
+    return sets[:limit]

@@ -1,0 +1,57 @@
+"""F8 schema location: which column holds a concept, answered as table.column.
+
+The concept is described in words, never by the identifier: the column comment's first clause
+when there is one ("year manufactured"), else the identifier split and expanded ("extended price
+of a line item"), always with the row it belongs to and its unit. A description that two
+columns would share is ambiguous, so neither column is asked about (and the report says so).
+A check query confirms the column exists and is readable in the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.families.base import Context, Draft
+from workgym.envs.warehouse.generate.families.sqlast import col, table
+from workgym.envs.warehouse.generate.phrasing import unit_of
+
+FAMILY = "F8"
+
+
+def drafts(ctx: Context) -> Iterator[Draft]:
+    lex = ctx.lexicon
+    items = []
+    for t in ctx.card.tables:
+        for c in t.columns:
+            concept = f"the {lex.describe(t.name, c.name)} of each {lex.row(t.name)}"
+            unit = unit_of(c)
+            if unit and unit not in concept:
+                concept += f" (in {unit})"
+            items.append((t.name, c.name, concept))
+    counts = Counter(concept.lower() for _, _, concept in items)
+    ctx.rng.shuffle(items)
+    for tname, cname, concept in items:
+        if counts[concept.lower()] > 1:
+            ctx.skip(FAMILY, f"{tname}.{cname}: its description is shared with another column")
+            continue
+        if "_" in cname and cname.lower() in concept.lower():
+            continue  # the description would name the answer
+        probe = exp.select(
+            exp.GTE(this=exp.Count(this=col(cname)), expression=exp.Literal.number(0))
+        )
+        probe = probe.from_(table(tname))
+        answer = f"{tname}.{cname}"
+        yield Draft(
+            family=FAMILY,
+            shape="column_for_concept",
+            kind="column",
+            slots={"concept": concept},
+            tables=(tname,),
+            static={"kind": "column", "value": answer},
+            columns=[answer],
+            check_sql=probe,
+            answer_phrase="table.column",
+        )

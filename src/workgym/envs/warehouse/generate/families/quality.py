@@ -1,0 +1,193 @@
+"""F7 data quality: null rates, duplicate keys and orphan references, as an analyst audits them.
+
+Shapes: the share (or count) of rows with NULL in a column; rows that repeat an earlier row's
+key (declared keys the data breaks, near keys such as weather's local hour at a DST change);
+key values that occur more than once; rows (or distinct values) whose reference has no match.
+Awkward shape:
+- orphans_inner_left: counting orphan rows with `LEFT JOIN ... WHERE r.key IS NULL` also counts
+  rows whose reference is NULL, which are missing, not orphaned (the question says which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.families.base import Context, Draft
+from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.filters import Cond, dim_conditions, where
+from workgym.envs.warehouse.generate.families.sqlast import (
+    and_all,
+    col,
+    compare,
+    count_if,
+    count_star,
+    lit,
+    percent,
+    table,
+)
+from workgym.envs.warehouse.generate.phrasing import article, join_conditions
+from workgym.envs.warehouse.schema.card import KeyCard, TableCard
+
+FAMILY = "F7"
+
+
+def drafts(ctx: Context) -> Iterator[Draft]:
+    gens = []
+    for t in ctx.view.tables():
+        gens += [_nulls(ctx, t), _duplicates(ctx, t)]
+    gens += [_orphans(ctx, ctx.card.table(fk.table), fk) for fk in ctx.view.fks()]
+    yield from _interleave(gens, ctx)
+
+
+def _scope(ctx: Context, conds: list[Cond]) -> str:
+    return f" where {join_conditions([c.words(ctx.lexicon) for c in conds])}" if conds else ""
+
+
+def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
+    lex = ctx.lexicon
+    dims = dim_conditions(ctx, t, per_column=2)
+    for c in ctx.view.nullable(t):
+        for i, conds in enumerate([[], *[[d] for d in dims if d.column != c.name][:5]]):
+            cond = where(conds)
+            is_null = compare(col(c.name), "is_null", None)
+            rows = lex.rows(t.name)
+            what = lex.column(t.name, c.name)
+            if i % 2 == 0:
+                value = percent(count_if(is_null), count_star())
+                quality = (
+                    f"the percentage of {rows}{_scope(ctx, conds)} that have no recorded {what}"
+                )
+                kind, decimals, shape = "number", 2, "null_rate"
+            else:
+                value = count_if(is_null)
+                quality = f"the number of {rows}{_scope(ctx, conds)} that have no recorded {what}"
+                kind, decimals, shape = "integer", None, "null_count"
+            q = exp.select(value).from_(table(t.name))
+            yield Draft(
+                family=FAMILY,
+                shape=shape,
+                kind=kind,  # type: ignore[arg-type]
+                decimals=decimals,
+                slots={"quality": quality},
+                tables=(t.name,),
+                sql=q.where(cond) if cond is not None else q,
+                clauses=[
+                    f"{article(what).capitalize()} is missing when {t.name}.{c.name} is NULL."
+                ],
+                nonzero=True,
+            )
+
+
+def _key_tuple(key: KeyCard) -> exp.Expression:
+    cols = [col(c) for c in key.columns]
+    return cols[0] if len(cols) == 1 else exp.Tuple(expressions=cols)
+
+
+def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
+    lex = ctx.lexicon
+    broken = [k for k in t.keys + t.near_keys if k.duplicate_rows > 0]
+    for key in broken:
+        names = ", ".join(key.columns)
+        dims = [d for d in dim_conditions(ctx, t, 3) if d.column in key.columns]
+        for i, conds in enumerate([[], *[[d] for d in dims][:6]]):
+            cond = where(conds)
+            distinct = exp.Count(this=exp.Distinct(expressions=[_key_tuple(key)]))
+            rows = lex.rows(t.name)
+            if i % 2 == 0:
+                value: exp.Expression = exp.Sub(this=count_star(), expression=distinct)
+                q = exp.select(value).from_(table(t.name))
+                q = q.where(cond) if cond is not None else q
+                quality = (
+                    f"the number of {rows}{_scope(ctx, conds)} that repeat the ({names}) of an "
+                    "earlier row"
+                )
+                shape = "duplicate_rows"
+            else:
+                groups = exp.select(*[col(c) for c in key.columns]).from_(table(t.name))
+                groups = groups.where(cond) if cond is not None else groups
+                groups = groups.group_by(*[col(c) for c in key.columns]).having(
+                    exp.GT(this=count_star(), expression=lit(1))
+                )
+                q = exp.select(count_star()).from_(groups.subquery("dups"))
+                quality = (
+                    f"the number of distinct ({names}) combinations that occur in more than one "
+                    f"of the {rows}{_scope(ctx, conds)}"
+                )
+                shape = "duplicated_keys"
+            yield Draft(
+                family=FAMILY,
+                shape=shape,
+                kind="integer",
+                slots={"quality": quality},
+                tables=(t.name,),
+                sql=q,
+                clauses=["Rows with a NULL in any of these columns are not counted as repeats."]
+                if any(t.column(c).null_count for c in key.columns)
+                else [],
+                nonzero=True,
+            )
+
+
+def _orphans(ctx: Context, t: TableCard, fk: object) -> Iterator[Draft]:
+    from workgym.envs.warehouse.schema.card import ForeignKeyCard
+
+    assert isinstance(fk, ForeignKeyCard)
+    if fk.orphan_rows == 0:
+        return
+    lex = ctx.lexicon
+    ref = ctx.card.table(fk.ref_table)
+    fk_col, key = fk.columns[0], fk.ref_columns[0]
+    nullable = t.column(fk_col).null_count > 0
+    dims = [d for d in dim_conditions(ctx, t, 3) if d.column != fk_col]
+    for i, conds in enumerate([[], *[[d] for d in dims][:10]]):
+        link = exp.EQ(this=col(fk_col, "t"), expression=col(key, "r"))
+        missing = exp.Not(
+            this=exp.Exists(this=exp.select(lit(1)).from_(table(ref.name, "r")).where(link))
+        )
+        fact_where = where(conds, "t")
+        has_ref = compare(col(fk_col, "t"), "not_null", None)
+        filters = [has_ref, missing, *([fact_where] if fact_where is not None else [])]
+        rows = lex.rows(t.name)
+        what = lex.column(t.name, fk_col)
+        distinct = i % 3 == 2
+        value = (
+            exp.Count(this=exp.Distinct(expressions=[col(fk_col, "t")]))
+            if distinct
+            else count_star()
+        )
+        q = exp.select(value).from_(table(t.name, "t")).where(and_all(filters))
+        naive = None
+        if nullable and not distinct:
+            naive = exp.select(count_star()).from_(table(t.name, "t"))
+            naive = naive.join(table(ref.name, "r"), on=link.copy(), join_type="left")
+            naive_filters = [compare(col(key, "r"), "is_null", None)]
+            if fact_where is not None:
+                naive_filters.append(fact_where.copy())
+            naive = naive.where(and_all(naive_filters))
+        subject = f"distinct {what} values" if distinct else rows
+        quality = (
+            f"the number of {subject}{_scope(ctx, conds) if not distinct else ''} whose {what} "
+            f"is recorded but not found in {ref.name}"
+        )
+        if distinct and conds:
+            quality += f", among {rows}{_scope(ctx, conds)}"
+        yield Draft(
+            family=FAMILY,
+            shape="orphan_values" if distinct else "orphan_rows",
+            kind="integer",
+            slots={"quality": quality},
+            tables=tuple(sorted({t.name, ref.name})),
+            sql=q,
+            naive=naive,
+            awkward="orphans_inner_left" if naive is not None else None,
+            clauses=[
+                f"{article(what).capitalize()} is found when {ref.name}.{key} has the same value; "
+                f"{rows} with no {what} at all are not counted."
+            ],
+            nonzero=True,
+            note=f"{t.column(fk_col).null_count} rows have NULL {fk_col}"
+            if naive is not None
+            else "",
+        )

@@ -1,0 +1,125 @@
+"""F10 unanswerable: questions that read like the others but the warehouse cannot answer.
+
+The right answer is to abstain with the reason, not to produce a number:
+- missing_data: the question needs a concept no table or column holds (ticket prices in a
+  flights warehouse). A concept is used only when none of its keywords appears in any table or
+  column name or comment of the card, and a check query confirms the rest of the question (its
+  filter) does match rows, so the only thing missing is the concept itself.
+- out_of_range: the question asks about a year the data does not cover; a check query confirms
+  that no row falls in it.
+The surface form asks for an ordinary answer (a number, an integer), so the task measures
+whether an agent checks before answering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.families.base import Context, Draft
+from workgym.envs.warehouse.generate.families.filters import dim_conditions
+from workgym.envs.warehouse.generate.families.sqlast import count_star, lit, table
+from workgym.envs.warehouse.generate.families.trends import _calendar
+from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
+
+FAMILY = "F10"
+CONCEPTS: list[tuple[str, tuple[str, ...]]] = [
+    ("ticket price", ("price", "fare", "ticket")),
+    ("number of passengers", ("passenger", "pax")),
+    ("customer satisfaction score", ("satisfaction", "rating", "score")),
+    ("fuel consumption", ("fuel",)),
+    ("gate number", ("gate",)),
+    ("crew size", ("crew",)),
+    ("revenue", ("revenue", "sales", "price", "amount")),
+    ("profit margin", ("profit", "margin")),
+    ("employee headcount", ("employee", "headcount", "staff")),
+    ("marketing spend", ("marketing", "campaign", "spend")),
+    ("refund amount", ("refund",)),
+    ("customer age", ("age", "birth")),
+    ("CO2 emissions", ("co2", "emission", "carbon")),
+    ("baggage weight", ("baggage", "luggage", "bag")),
+]
+
+
+def absent(card: SchemaCard, keywords: tuple[str, ...]) -> bool:
+    text = " ".join(
+        " ".join([t.name, t.comment or ""] + [f"{c.name} {c.comment or ''}" for c in t.columns])
+        for t in card.tables
+    ).lower()
+    return not any(k in text for k in keywords)
+
+
+def drafts(ctx: Context) -> Iterator[Draft]:
+    concepts = [name for name, keys in CONCEPTS if absent(ctx.card, keys)]
+    if not concepts:
+        ctx.skip(FAMILY, "every stock concept occurs in the schema; no missing-data questions")
+    facts = ctx.view.facts()
+    out: list[Draft] = []
+    for t in facts:
+        out += list(_missing(ctx, t, concepts))
+        out += list(_out_of_range(ctx, t))
+    ctx.rng.shuffle(out)
+    yield from out
+
+
+def _missing(ctx: Context, t: TableCard, concepts: list[str]) -> Iterator[Draft]:
+    lex = ctx.lexicon
+    conds = dim_conditions(ctx, t, per_column=2)
+    for i, concept in enumerate(concepts):
+        for j, cond in enumerate(conds[i % 3 :: 3][:4]):
+            word = "average" if (i + j) % 2 == 0 else "total"
+            check = exp.select(exp.GT(this=count_star(), expression=lit(0))).from_(table(t.name))
+            check = check.where(cond.ast())
+            yield Draft(
+                family=FAMILY,
+                shape="missing_concept",
+                kind="abstain",
+                slots={
+                    "metric": f"{word} {concept}",
+                    "rows": lex.rows(t.name),
+                    "where": f" where {cond.words(lex)}",
+                    "surface_kind": "number",
+                },
+                tables=(t.name,),
+                static={"kind": "abstain", "reason": "missing_data"},
+                check_sql=check,
+                decimals=2,
+                note=f"no column holds {concept}",
+            )
+
+
+def _out_of_range(ctx: Context, t: TableCard) -> Iterator[Draft]:
+    cal = _calendar(ctx, t)
+    if cal is None:
+        return
+    year_sql = exp.select(cal[0].copy()).distinct().from_(table(t.name)).sql(dialect="duckdb")
+    years = [int(r[0]) for r in ctx.lookup(year_sql) if r[0] is not None]
+    if not years:
+        return
+    lex = ctx.lexicon
+    conds = dim_conditions(ctx, t, per_column=2)
+    outside = [min(years) - d for d in (1, 3, 8)] + [max(years) + d for d in (1, 2, 6)]
+    for i, year in enumerate(outside):
+        for cond in [None, *conds[i % 2 :: 4][:2]]:
+            in_year = exp.EQ(this=cal[0].copy(), expression=lit(year))
+            check = exp.select(exp.EQ(this=count_star(), expression=lit(0))).from_(table(t.name))
+            check = check.where(in_year)
+            where_words = f" in {year}"
+            if cond is not None:
+                where_words += f" where {cond.words(lex)}"
+            yield Draft(
+                family=FAMILY,
+                shape="year_not_covered",
+                kind="abstain",
+                slots={
+                    "metric": "count",
+                    "rows": lex.rows(t.name),
+                    "where": where_words,
+                    "surface_kind": "integer",
+                },
+                tables=(t.name,),
+                static={"kind": "abstain", "reason": "out_of_range"},
+                check_sql=check,
+                note=f"the data covers {min(years)}-{max(years)}",
+            )

@@ -1,0 +1,151 @@
+"""Keep a draft only if its reference query proves it is a good task.
+
+Rules (WAREHOUSE.md, task families): the reference SQL runs within the time limit on a fresh
+read-only session; its result size is within the draft's bounds; a second run agrees with the
+first; a top-k answer has a gap between its k-th and (k+1)-th value or its tie rule decides the
+order (recorded either way). An awkward variant is kept only when its naive query runs and gives
+a different *answer* under the verifier's semantics (a naive query that happens to round to the
+same number is no trap), and the difference is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.awkward import compare_naive
+from workgym.envs.warehouse.generate.families.base import Draft
+from workgym.envs.warehouse.generate.families.results import (
+    Rejected,
+    answer_of,
+    plain,
+    result_hash,
+)
+from workgym.envs.warehouse.generate.families.sqlast import to_sql
+from workgym.verifiers.sql_exec import SqlResult, execute_sql
+
+REFERENCE_TIMEOUT_S = 10.0
+MAX_SQL_ROWS = 2000
+
+
+@dataclass
+class Checked:
+    draft: Draft
+    answer: dict[str, Any]  # the gold submission
+    gold_sql: str | None
+    result_hash: str
+    rows: int
+    awkward: dict[str, Any] | None = None
+    gap: dict[str, Any] | None = None
+
+
+class Runner:
+    """Runs read-only queries on the snapshot; caches by SQL text (queries are deterministic)."""
+
+    def __init__(self, database: Path, timeout_s: float = REFERENCE_TIMEOUT_S) -> None:
+        self.database = database
+        self.timeout_s = timeout_s
+        self._cache: dict[tuple[str, int], SqlResult] = {}
+        self.queries = 0
+
+    def run(self, sql: str, max_rows: int = MAX_SQL_ROWS, *, fresh: bool = False) -> SqlResult:
+        key = (sql, max_rows)
+        if fresh or key not in self._cache:
+            self.queries += 1
+            result = execute_sql(sql, self.database, timeout_s=self.timeout_s, max_rows=max_rows)
+            if fresh:
+                return result
+            self._cache[key] = result
+        return self._cache[key]
+
+    def rows(self, sql: str, max_rows: int = MAX_SQL_ROWS) -> list[tuple[Any, ...]]:
+        """Rows of a lookup query, or [] when it fails (lookups are best effort)."""
+        result = self.run(sql, max_rows)
+        return list(result.rows) if result.ok else []
+
+
+def check(draft: Draft, runner: Runner) -> Checked:
+    """Validate a draft; return the gold answer or raise `Rejected` with the reason."""
+    if draft.sql is None:
+        return _check_static(draft, runner)
+    sql = to_sql(draft.sql)
+    cap = max(draft.max_rows, draft.sql_fallback, 1) + 1
+    first = runner.run(sql, cap)
+    if not first.ok:
+        raise Rejected(f"reference query {first.status}: {first.error}")
+    if draft.sql_fallback and draft.max_rows < len(first.rows) <= draft.sql_fallback:
+        draft = replace(
+            draft,
+            kind="sql",
+            shape=f"{draft.shape}_sql",
+            max_rows=draft.sql_fallback,
+            answer_phrase=draft.sql_phrase,
+            sql_fallback=0,
+        )
+    if first.truncated or not draft.min_rows <= len(first.rows) <= draft.max_rows:
+        raise Rejected(
+            f"result size {len(first.rows)}{'+' if first.truncated else ''} outside "
+            f"[{draft.min_rows}, {draft.max_rows}]"
+        )
+    second = runner.run(sql, cap, fresh=True)
+    ordered = draft.kind == "top_k" or draft.ordered
+    if not second.ok or result_hash(second.rows, ordered) != result_hash(first.rows, ordered):
+        raise Rejected("two runs of the reference query disagree")
+    if draft.kind == "sql":
+        answer: dict[str, Any] = {"kind": "sql", "sql": sql}
+    else:
+        answer = answer_of(draft, first)
+        if draft.nonzero and answer.get("value") in (0, 0.0):
+            raise Rejected("the answer is zero")
+    gap = _gap(draft, runner, first) if draft.kind == "top_k" or draft.k else None
+    awkward = compare_naive(draft, runner, first, answer) if draft.naive is not None else None
+    return Checked(
+        draft=draft,
+        answer=answer,
+        gold_sql=sql,
+        result_hash=result_hash(first.rows, ordered),
+        rows=len(first.rows),
+        awkward=awkward,
+        gap=gap,
+    )
+
+
+def _gap(draft: Draft, runner: Runner, result: SqlResult) -> dict[str, Any]:
+    """Is the k-th value clearly ahead of the (k+1)-th? Record it; the tie rule decides if not."""
+    assert draft.sql is not None and draft.k is not None
+    if len(result.rows) != draft.k:
+        raise Rejected(f"top-{draft.k} query returned {len(result.rows)} rows")
+    wider = draft.sql.copy()
+    if not isinstance(wider, exp.Select):
+        return {"checked": False}
+    wider = wider.limit(draft.k + 1)
+    more = runner.run(to_sql(wider), draft.k + 2)
+    if not more.ok:
+        raise Rejected(f"top-k boundary query {more.status}: {more.error}")
+    if len(more.rows) <= draft.k or len(more.rows[0]) < 2:
+        return {"checked": True, "clear": True, "next": None}
+    kth, nxt = plain(more.rows[draft.k - 1][1]), plain(more.rows[draft.k][1])
+    return {"checked": True, "clear": kth != nxt, "kth": kth, "next": nxt, "tie_rule": True}
+
+
+def _check_static(draft: Draft, runner: Runner) -> Checked:
+    """Tasks without reference SQL (F8, F10): a check query must confirm the premise."""
+    if draft.static is None:
+        raise Rejected("a task without reference SQL needs a static answer")
+    if draft.check_sql is not None:
+        result = runner.run(to_sql(draft.check_sql), 2)
+        if not result.ok:
+            raise Rejected(f"premise check {result.status}: {result.error}")
+        if len(result.rows) != 1 or result.rows[0][0] is not True:
+            raise Rejected("premise check did not confirm the task")
+    # Static answers repeat (every missing-data question abstains): the question is the result.
+    body = json.dumps([draft.static, sorted(draft.slots.items())], sort_keys=True)
+    digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+    return Checked(
+        draft=draft, answer=dict(draft.static), gold_sql=None, result_hash=digest, rows=0
+    )

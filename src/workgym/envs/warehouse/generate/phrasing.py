@@ -1,0 +1,359 @@
+"""How a task reads: surface templates per family, and a lexicon built from the schema card.
+
+A question is a surface template (3-6 per family) filled with slots the family computes. The
+lexicon turns identifiers into words (split `dep_delay` -> "departure delay", drop a table-wide
+prefix like `l_`), reads units from column comments ("in minutes"), names table rows ("flights",
+"weather observations") and labels codes through foreign keys ("UA (United Air Lines Inc.)").
+Clauses that change the answer (rounding, time zone, population, ties, empty results) are always
+spelled out, so a question has exactly one right answer under the verifier's semantics.
+
+The template index is part of the task's template key (`F2.t3`): some templates of every family
+are held out for the test split, so a policy cannot pass test by recognising a phrasing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
+from workgym.envs.warehouse.schema.relations import stem
+
+TEMPLATES: dict[str, list[str]] = {
+    "F1": [
+        "What is the {metric} of {rows} where {conds}?",
+        "Compute the {metric} for {rows} for which {conds}.",
+        "In the {table} table, what is the {metric} of the rows where {conds}?",
+        "Considering only {rows} for which {conds}, what is the {metric}?",
+        "Report the {metric} of {rows} satisfying: {conds}.",
+    ],
+    "F2": [
+        "Which {k} {groups} have the highest {metric}{among}?",
+        "List the top {k} {groups} by {metric}{among}.",
+        "Rank the {groups} by {metric}{among} and give the first {k}.",
+        "What are the {k} {groups} with the largest {metric}{among}?",
+        "Find the {k} leading {groups} in terms of {metric}{among}.",
+    ],
+    "F3": [
+        "What is the {metric} of {rows} where {conds}?",
+        "Compute the {metric} over {rows} for which {conds}.",
+        "Across {rows} for which {conds}, what is the {metric}?",
+        "Give the {metric} for {rows} where {conds}.",
+    ],
+    "F4": [
+        "By how much did the {metric}{among} change from {p1} to {p2}?",
+        "What is the change in the {metric}{among} between {p1} and {p2}?",
+        "Compare {p1} with {p2}: how did the {metric}{among} change?",
+        "From {p1} to {p2}, what was the change in the {metric}{among}?",
+    ],
+    "F5": [
+        "What percentage of {rows}{among} satisfy: {cond}?",
+        "Among {rows}{among}, what share (in percent) satisfy: {cond}?",
+        "In percent, how many of the {rows}{among} meet the condition that {cond}?",
+        "Compute the proportion, in percent, of {rows}{among} for which {cond}.",
+    ],
+    "F6": [
+        "Which {keys} have no {rows}{where}?",
+        "List the {keys} that do not appear in any of the {rows}{where}.",
+        "Find every one of the {keys} without a matching row among the {rows}{where}.",
+        "Which {keys} are never referenced by {rows}{where}?",
+    ],
+    "F7": [
+        "What is {quality}?",
+        "Data check: report {quality}.",
+        "For a data-quality review, compute {quality}.",
+        "Measure {quality}.",
+    ],
+    "F8": [
+        "Which column holds {concept}?",
+        "Where in the warehouse is {concept} stored?",
+        "In which table and column would you find {concept}?",
+        "Name the column that records {concept}.",
+    ],
+    "F10": [
+        "What is the {metric} of {rows}{where}?",
+        "Compute the {metric} for {rows}{where}.",
+        "Report the {metric} across {rows}{where}.",
+        "I need the {metric} of {rows}{where}.",
+    ],
+}
+
+ABBREVIATIONS = {
+    "dep": "departure", "arr": "arrival", "sched": "scheduled", "dest": "destination",
+    "num": "number", "no": "number", "qty": "quantity", "amt": "amount", "desc": "description",
+    "tz": "time zone", "tzone": "time zone", "alt": "altitude", "lat": "latitude",
+    "lon": "longitude", "lng": "longitude", "dst": "daylight saving time zone",
+    "temp": "temperature", "dewp": "dew point", "humid": "relative humidity",
+    "dir": "direction", "visib": "visibility", "precip": "precipitation", "tailnum":
+    "tail number", "faa": "FAA code", "acctbal": "account balance", "mfgr": "manufacturer",
+    "mktsegment": "market segment", "shipinstruct": "shipping instructions", "pct": "percent",
+    "avg": "average", "cnt": "count", "id": "id", "dt": "date", "ts": "timestamp",
+    "cust": "customer", "addr": "address", "desc_": "description",
+}  # fmt: skip
+# Glued words (TPC-H style) split into known parts; longest parts first.
+WORD_PARTS = (
+    "extended", "retail", "supply", "account", "total", "order", "ship", "commit", "receipt",
+    "return", "line", "market", "segment", "priority", "status", "price", "cost", "date",
+    "number", "mode", "flag", "key", "avail", "qty", "comment", "name", "type", "size",
+    "container", "brand", "phone", "address", "clerk", "nation", "region", "customer",
+    "supplier", "part", "cust", "supp", "bal", "instruct", "tax", "discount", "quantity",
+)  # fmt: skip
+ROW_NOUNS = {
+    "weather": ("weather observation", "weather observations"),
+    "lineitem": ("line item", "line items"),
+    "partsupp": ("part-supplier record", "part-supplier records"),
+    "nation": ("nation", "nations"),
+    "region": ("region", "regions"),
+    "supplier": ("supplier", "suppliers"),
+    "customer": ("customer", "customers"),
+    "part": ("part", "parts"),
+}
+MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+_UNIT = re.compile(
+    r"\b(?:in|of) (minutes|hours|seconds|days|miles|feet|mph|inches|millibars|degrees|F|"
+    r"USD|dollars|cents|percent)\b"
+)
+_ZONE = re.compile(r"\b((?:America|Europe|Asia|Africa|Australia|Pacific|Atlantic)/[A-Za-z_]+)\b")
+
+
+def split_identifier(name: str) -> list[str]:
+    """`dep_delay` -> [dep, delay]; `schedDepTime` -> [sched, dep, time]; glued words split."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    words: list[str] = []
+    for raw in re.split(r"[_\s\-]+", spaced.lower()):
+        if raw:
+            words.extend(_unglue(raw))
+    return words
+
+
+def _unglue(word: str) -> list[str]:
+    if word in ABBREVIATIONS or len(word) <= 5:
+        return [word]
+    for part in sorted(WORD_PARTS, key=len, reverse=True):
+        if word.startswith(part) and len(word) > len(part):
+            rest = word[len(part) :]
+            if any(rest.startswith(p) for p in WORD_PARTS) or rest in ABBREVIATIONS:
+                return [part, *_unglue(rest)]
+    return [word]
+
+
+def words_for(table: TableCard, column: str) -> str:
+    """The identifier of a column as words, without the table-wide prefix."""
+    parts = split_identifier(stem(table, column))
+    out = [ABBREVIATIONS.get(p, p) for p in parts]
+    return " ".join(out) if out else column
+
+
+def unit_of(col: ColumnCard) -> str | None:
+    if not col.comment:
+        return None
+    m = _UNIT.search(col.comment)
+    return m.group(1) if m else None
+
+
+def time_zone_in(table: TableCard) -> str | None:
+    """An IANA zone named in the table's or its columns' comments (America/New_York)."""
+    for text in [table.comment or ""] + [c.comment or "" for c in table.columns]:
+        m = _ZONE.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
+def row_nouns(table: str) -> tuple[str, str]:
+    """(singular, plural) noun for a table's rows."""
+    if table.lower() in ROW_NOUNS:
+        return ROW_NOUNS[table.lower()]
+    words = " ".join(split_identifier(table))
+    if words.endswith("ies"):
+        return words[:-3] + "y", words
+    if words.endswith("s") and not words.endswith("ss"):
+        return words[:-1], words
+    return f"{words} record", f"{words} records"
+
+
+def month_name(value: Any) -> str | None:
+    if isinstance(value, int) and 1 <= value <= 12:
+        return MONTHS[value - 1]
+    return None
+
+
+def format_number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}" if abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+Labeler = Callable[[str, str, Any], "str | None"]
+
+
+class Lexicon:
+    """Words for the card's identifiers and values; `labeler` labels codes through FKs."""
+
+    def __init__(self, card: SchemaCard, labeler: Labeler | None = None) -> None:
+        self.card = card
+        self.labeler = labeler
+        self._tables: Mapping[str, TableCard] = {t.name: t for t in card.tables}
+
+    def column(self, table: str, column: str) -> str:
+        """The column in words; when two columns of a table read alike, the identifier too."""
+        t = self._tables[table]
+        phrase = words_for(t, column)
+        if sum(1 for c in t.columns if words_for(t, c.name) == phrase) > 1:
+            return f"{phrase} ({column})"
+        return phrase
+
+    def column_with_unit(self, table: str, column: str) -> str:
+        unit = unit_of(self._tables[table].column(column))
+        phrase = self.column(table, column)
+        return f"{phrase} (in {unit})" if unit else phrase
+
+    def describe(self, table: str, column: str) -> str:
+        """The column's meaning in words: its comment's first clause when short, else its name."""
+        comment = self._tables[table].column(column).comment
+        if comment:
+            text = re.split(r"[;(]|, in |, format ", comment)[0].strip().rstrip(".,")
+            if 0 < len(text) <= 60:
+                return text[0].lower() + text[1:] if not text[:2].isupper() else text
+        return self.column(table, column)
+
+    def rows(self, table: str) -> str:
+        return row_nouns(table)[1]
+
+    def row(self, table: str) -> str:
+        return row_nouns(table)[0]
+
+    def value(self, table: str, column: str, value: Any) -> str:
+        """A value as the question shows it: strings quoted, codes labelled, months named."""
+        if isinstance(value, str):
+            label = self.labeler(table, column, value) if self.labeler else None
+            shown = f"'{value}'"
+            return f"{shown} ({label})" if label and label != value else shown
+        if column.lower() == "month" and month_name(value):
+            return f"{value} ({month_name(value)})"
+        label = self.labeler(table, column, value) if self.labeler else None
+        text = format_number(value)
+        return f"{text} ({label})" if label else text
+
+    def condition(self, table: str, column: str, op: str, value: Any = None) -> str:
+        """One predicate in words, e.g. "carrier is 'UA' (United Air Lines Inc.)"."""
+        name = self.column(table, column)
+        if op == "is_null":
+            return f"no recorded {name}"
+        if op == "not_null":
+            return f"a recorded {name}"
+        unit = unit_of(self._tables[table].column(column))
+        suffix = f" {unit}" if unit else ""
+        shown = self.value(table, column, value)
+        words = {
+            "=": "is",
+            "!=": "is not",
+            ">": "is greater than",
+            ">=": "is at least",
+            "<": "is less than",
+            "<=": "is at most",
+        }
+        if op == "=" or op == "!=":
+            return f"{name} {words[op]} {shown}"
+        return f"{name} {words[op]} {shown}{suffix}"
+
+
+def render(family: str, index: int, slots: Mapping[str, Any]) -> str:
+    """Fill template `index` of `family`; a missing slot is a bug in the family, so it raises."""
+    template = TEMPLATES[family][index]
+    return template.format(**slots)
+
+
+def template_count(family: str) -> int:
+    return len(TEMPLATES[family])
+
+
+def article(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def join_conditions(parts: list[str]) -> str:
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def answer_instruction(
+    kind: str,
+    *,
+    decimals: int | None = None,
+    k: int | None = None,
+    phrase: str = "",
+    may_be_empty: bool = False,
+) -> str:
+    """The sentence that states the answer's form: kind, rounding, order, emptiness."""
+    if kind == "integer":
+        return 'Answer with submit_answer, kind "integer": a whole number.'
+    if kind == "number":
+        return (
+            f'Answer with submit_answer, kind "number", rounded to {decimals} decimal places '
+            "(half away from zero)."
+        )
+    if kind == "keys":
+        empty = " If there are none, submit an empty list." if may_be_empty else ""
+        return (
+            f'Answer with submit_answer, kind "keys": the {phrase} as text, in any order, '
+            f"each once.{empty}"
+        )
+    if kind == "top_k":
+        return (
+            f'Answer with submit_answer, kind "top_k": the {k} {phrase} as text, '
+            "in rank order, first place first."
+        )
+    if kind == "column":
+        return 'Answer with submit_answer, kind "column": the column as table.column.'
+    if kind == "sql":
+        return f'Answer with submit_answer, kind "sql": one read-only SELECT that returns {phrase}.'
+    raise ValueError(f"no answer instruction for kind {kind!r}")
+
+
+def compose(question: str, clauses: list[str], instruction: str) -> str:
+    """The prompt: the question, then every clause that fixes the answer, then its form."""
+    parts = [question.strip(), *[c.strip() for c in clauses if c.strip()], instruction]
+    return " ".join(parts)
+
+
+def make_labeler(card: SchemaCard, lookup: Callable[[str], list[tuple[Any, ...]]]) -> Labeler:
+    """Label codes through foreign keys: flights.carrier 'UA' -> 'United Air Lines Inc.'.
+
+    A code is labelled when its column references (or is) the key of a table with a name-like
+    column; the referenced table's labels are fetched once, and only for tables small enough
+    to be a dimension.
+    """
+    targets: dict[tuple[str, str], tuple[str, str]] = {}
+    for fk in card.foreign_keys:
+        if len(fk.columns) == 1:
+            targets[(fk.table, fk.columns[0])] = (fk.ref_table, fk.ref_columns[0])
+    for t in card.tables:
+        for key in t.single_keys():
+            targets.setdefault((t.name, key), (t.name, key))
+    labels: dict[tuple[str, str], dict[Any, str]] = {}
+
+    def labeler(table: str, column: str, value: Any) -> str | None:
+        target = targets.get((table, column))
+        if target is None:
+            return None
+        if target not in labels:
+            ref = next(t for t in card.tables if t.name == target[0])
+            named = ref.label_column()
+            labels[target] = {}
+            if named is not None and ref.rows <= 50_000:
+                q = (
+                    f'SELECT "{target[1]}", "{named.name}" FROM "{ref.name}" '
+                    f'WHERE "{named.name}" IS NOT NULL'
+                )
+                labels[target] = {k: str(v) for k, v in lookup(q)}
+        return labels[target].get(value)
+
+    return labeler

@@ -1,0 +1,334 @@
+"""`workgym generate warehouse`: from a warehouse URL to an environment directory.
+
+Steps: snapshot the source read-only (`snapshot`), profile it into a schema card (`profile`),
+let every family propose drafts from the card and keep those whose reference SQL proves them
+(`families.validate`), phrase them (`phrasing`), add investigations when the F9 module is
+installed, build the fuzzed SQL test suites, assign splits with leakage checks (`splits`), and
+write the directory that `WarehouseEnv` loads. Everything skipped (tables without rows,
+unsupported columns, families the warehouse is too small for, drafts that failed a rule) is
+counted in generation_report.json and printed, so a user can see what the warehouse gave.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from workgym.core.environment import MANIFEST
+from workgym.core.model import ConfigError
+from workgym.core.tasks import Task, TaskSet
+from workgym.envs.warehouse.generate.awkward import census
+from workgym.envs.warehouse.generate.families import NAMES, Context
+from workgym.envs.warehouse.generate.families.selection import FamilyReport, select_tasks
+from workgym.envs.warehouse.generate.families.validate import Checked, Runner
+from workgym.envs.warehouse.generate.phrasing import (
+    Lexicon,
+    answer_instruction,
+    compose,
+    make_labeler,
+    render,
+    template_count,
+)
+from workgym.envs.warehouse.generate.splits import (
+    answer_leak,
+    leakage_checks,
+    plan_splits,
+    probe_files,
+    unit_key,
+    write_record,
+)
+from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec
+from workgym.envs.warehouse.runtime.env import CONFIG_FILE, WarehouseConfig, WarehouseEnv
+from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.contract import SourceError
+from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE, build_snapshot
+from workgym.verifiers.sql_exec import hold_open
+
+GENERATOR_VERSION = "1"
+DEFAULT_TASKS = 400
+INVESTIGATION_SHARE = 0.1
+REPORT_FILE = "generation_report.json"
+
+
+class GenerateOptions(BaseModel):
+    db: str
+    out: Path
+    tables: list[str] | None = None
+    seed: int = 0
+    tasks: int = DEFAULT_TASKS
+    row_cap: int | None = None
+    hard: bool = False
+    query_budget: int = 30
+    suites: bool = True
+    investigations: bool = True  # F9, when workgym.envs.warehouse.investigate offers it
+
+
+class GenerationReport(BaseModel):
+    generator_version: str = GENERATOR_VERSION
+    source: str
+    options: dict[str, Any]
+    snapshot_digest: str
+    tasks: int
+    families: list[FamilyReport]
+    awkward: dict[str, Any]
+    splits: dict[str, int]
+    checks: dict[str, Any]
+    skipped: list[str] = Field(default_factory=list)
+    investigations: dict[str, Any] = Field(default_factory=dict)
+    suites: dict[str, Any] = Field(default_factory=dict)
+    timings_s: dict[str, float] = Field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        out = {f.family: f.kept for f in self.families}
+        out["F9"] = int(self.investigations.get("tasks", 0))
+        return out
+
+
+@contextmanager
+def _bar(enabled: bool) -> Iterator[Progress | None]:
+    if not enabled:
+        yield None
+        return
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+    with bar:
+        yield bar
+
+
+def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationReport:
+    """Generate the environment directory `options.out`; return (and write) the report."""
+    if options.tasks < 10:
+        raise ConfigError(f"--tasks {options.tasks} is too few; ask for at least 10")
+    out = Path(options.out)
+    if (out / "snapshot.duckdb").exists() and not (out / CONFIG_FILE).exists():
+        raise ConfigError(
+            f"{out} holds a snapshot that is not a workgym environment; pick another --out"
+        )
+    timings: dict[str, float] = {}
+    rng = random.Random(options.seed)
+    with _bar(progress) as bar:
+        t0 = time.perf_counter()
+        phase = bar.add_task("snapshot", total=1) if bar else None
+        try:
+            manifest = build_snapshot(
+                options.db, out, tables=options.tables, row_cap=options.row_cap, seed=options.seed
+            )
+        except SourceError as exc:
+            raise ConfigError(str(exc)) from exc
+        timings["snapshot"] = time.perf_counter() - t0
+        if bar and phase is not None:
+            bar.update(phase, completed=1, description="snapshot + profile")
+        t0 = time.perf_counter()
+        card = profile_snapshot(out)
+        timings["profile"] = time.perf_counter() - t0
+        for stale in ("fuzz",):
+            shutil.rmtree(out / stale, ignore_errors=True)
+        investigate = _investigate_module() if options.investigations else None
+        n9 = round(options.tasks * INVESTIGATION_SHARE) if investigate is not None else 0
+        t0 = time.perf_counter()
+        database = out / SNAPSHOT_FILE
+        with hold_open([database]):
+            runner = Runner(database)
+            lexicon = Lexicon(card, make_labeler(card, runner.rows))
+            ctx = Context(card=card, lexicon=lexicon, rng=rng, lookup=runner.rows)
+            chosen, reports = select_tasks(ctx, runner, options.tasks - n9, bar)
+        timings["families"] = time.perf_counter() - t0
+        drafted = _phrase(chosen, rng)
+        leaks = [d for d in drafted if answer_leak(d) is not None]
+        drafted = [d for d in drafted if answer_leak(d) is None]
+        skipped = list(manifest.issues) + ctx.skipped
+        skipped += [f"{d.meta['family']}: answer appears in the question ({d.id})" for d in leaks]
+        t0 = time.perf_counter()
+        investigations, inv_info = _investigations(investigate, out, card, rng, n9)
+        timings["investigations"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        tasks, suite_info = _suites(drafted, out, manifest.digest(), options, bar)
+        timings["suites"] = time.perf_counter() - t0
+    tasks += investigations
+    record = plan_splits(tasks, options.seed)
+    taskset = TaskSet(tasks, record.spec())
+    _write(out, taskset, options, manifest.source)
+    env = WarehouseEnv(out)
+    (out / MANIFEST).write_text(_json(env.manifest()))
+    record.checks = leakage_checks(tasks, record, probe_files(out))
+    write_record(record, out)
+    report = GenerationReport(
+        source=manifest.source,
+        options=options.model_dump(mode="json") | {"db": manifest.source},
+        snapshot_digest=manifest.digest(),
+        tasks=len(tasks),
+        families=reports,
+        awkward=census(tasks),
+        splits=record.counts,
+        checks=record.checks,
+        skipped=skipped,
+        investigations=inv_info,
+        suites=suite_info,
+        timings_s={k: round(v, 2) for k, v in timings.items()},
+    )
+    (out / REPORT_FILE).write_text(report.model_dump_json(indent=2) + "\n")
+    return report
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=2) + "\n"
+
+
+def _investigate_module() -> Any:
+    """The F9 module when it is installed and offers `build_investigation_tasks`, else None."""
+    try:
+        module = importlib.import_module("workgym.envs.warehouse.investigate")
+    except ImportError:
+        return None
+    return module if hasattr(module, "build_investigation_tasks") else None
+
+
+def _phrase(chosen: list[Checked], rng: random.Random) -> list[Task]:
+    """Tasks without suites yet: template chosen per family in rotation from a seeded offset."""
+    counters: dict[str, int] = {}
+    offsets: dict[str, int] = {}
+    tasks = []
+    for c in chosen:
+        d = c.draft
+        n = template_count(d.family)
+        offsets.setdefault(d.family, rng.randrange(n))
+        index = (offsets[d.family] + counters.get(d.family, 0)) % n
+        counters[d.family] = counters.get(d.family, 0) + 1
+        template = f"{d.family}.t{index}"
+        surface = d.slots.get("surface_kind", d.kind)
+        instruction = answer_instruction(
+            surface,
+            decimals=d.decimals if surface == "number" else None,
+            k=d.k,
+            phrase=d.answer_phrase,
+            may_be_empty=d.may_be_empty,
+        )
+        prompt = compose(render(d.family, index, d.slots), d.clauses, instruction)
+        spec = AnswerSpec(
+            kind=d.kind,
+            decimals=d.decimals if d.kind == "number" else None,
+            k=d.k if d.kind == "top_k" else None,
+            may_be_empty=d.may_be_empty,
+            columns=d.columns,
+            sql=SqlSpec(ordered=d.ordered) if d.kind == "sql" else None,
+            gold_sql=c.gold_sql if d.kind == "sql" else None,
+        )
+        meta: dict[str, Any] = {
+            "family": d.family,
+            "family_name": NAMES[d.family],
+            "template": template,
+            "shape": d.shape,
+            "tables": list(d.tables),
+            "answer_spec": spec.model_dump(exclude_none=True, exclude_defaults=True)
+            | {"kind": d.kind},
+            "reference_sql": c.gold_sql,
+            "awkward": c.awkward,
+            "gap": c.gap,
+            "result_rows": c.rows,
+            "result_hash": c.result_hash,
+        }
+        if d.declared:
+            meta["declared_values"] = d.declared
+        tasks.append(
+            Task(
+                family=unit_key(d.family, template, d.tables),
+                prompt=prompt,
+                answer=c.answer,
+                meta=meta,
+            )
+        )
+    return tasks
+
+
+def _suites(
+    drafted: list[Task], out: Path, digest: str, options: GenerateOptions, bar: Progress | None
+) -> tuple[list[Task], dict[str, Any]]:
+    """Build the fuzzed test suite of every SQL-answer task; drop a task whose suite fails."""
+    from workgym.envs.warehouse.runtime.env import sql_spec
+    from workgym.verifiers.sql_fuzz import build_suite
+
+    sql_tasks = [t for t in drafted if t.meta["answer_spec"]["kind"] == "sql"]
+    info: dict[str, Any] = {"sql_tasks": len(sql_tasks), "built": 0, "failed": [], "fallbacks": 0}
+    if not options.suites:
+        info["note"] = "suites disabled (--no-suites): SQL answers are checked on the snapshot only"
+        return drafted, info
+    phase = bar.add_task("SQL test suites", total=len(sql_tasks)) if bar else None
+    done: list[Task] = []
+    copies = 0
+    for t in drafted:
+        spec = t.meta["answer_spec"]
+        if spec["kind"] != "sql":
+            done.append(t)
+            continue
+        try:
+            suite = build_suite(
+                out / SNAPSHOT_FILE,
+                spec["gold_sql"],
+                cache_dir=out / "fuzz",
+                spec=sql_spec(SqlSpec.model_validate(spec.get("sql", {}))),
+                seed=options.seed,
+                fingerprint=digest,
+            )
+        except (ValueError, RuntimeError) as exc:
+            info["failed"].append(f"{t.id}: {exc}")
+            continue
+        paths = [str(Path(p).resolve().relative_to(out.resolve())) for p in suite.paths]
+        copies += len(paths)
+        info["built"] += 1
+        info["fallbacks"] += suite.fallback is not None
+        done.append(t.model_copy(update={"meta": t.meta | {"suite": paths}}))
+        if bar is not None and phase is not None:
+            bar.advance(phase)
+    info["copies"] = copies
+    return done, info
+
+
+def _investigations(
+    module: Any, out: Path, card: SchemaCard, rng: random.Random, n: int
+) -> tuple[list[Task], dict[str, Any]]:
+    """F9 from `workgym.envs.warehouse.investigate`, when that module is installed."""
+    if module is None:
+        return [], {
+            "status": "off, or workgym.envs.warehouse.investigate.build_investigation_tasks "
+            "not found",
+            "tasks": 0,
+        }
+    found = list(module.build_investigation_tasks(out / SNAPSHOT_FILE, card, rng, n))
+    tasks = []
+    for t in found:
+        meta = dict(t.meta)
+        meta.setdefault("family", "F9")
+        meta.setdefault("family_name", NAMES["F9"])
+        meta.setdefault("template", f"F9.{meta.get('cause_type') or 'none'}")
+        meta.setdefault("tables", [])
+        tasks.append(t.model_copy(update={"meta": meta}))
+    return tasks, {"status": "ok", "tasks": len(tasks)}
+
+
+def _write(out: Path, taskset: TaskSet, options: GenerateOptions, source: str) -> None:
+    import json
+
+    taskset.to_jsonl(out / "tasks.jsonl")
+    (out / "splits.json").write_text(json.dumps(taskset.split_record(), indent=2) + "\n")
+    config = WarehouseConfig(
+        hard=options.hard, query_budget=options.query_budget, source=source, seed=options.seed
+    )
+    (out / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n")

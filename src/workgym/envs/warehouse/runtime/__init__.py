@@ -1,0 +1,1 @@
+"""The generated environment at run time: its tools, typed answers and verifier."""

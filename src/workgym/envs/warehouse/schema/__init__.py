@@ -1,0 +1,1 @@
+"""Schema understanding: profiles, keys, relations, column roles and the schema card."""

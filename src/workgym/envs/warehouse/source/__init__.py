@@ -1,0 +1,1 @@
+"""Warehouse sources: read-only connections, typed row loading and the snapshot."""

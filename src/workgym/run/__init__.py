@@ -1,0 +1,2 @@
+"""Running policies in environments: policies, the retried attempt, the runner, run directories,
+summaries, the Gymnasium facade and executors."""

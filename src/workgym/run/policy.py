@@ -1,0 +1,118 @@
+"""Policy: what acts in an environment — a model, a system prompt, a playbook and sampling.
+
+Its identity is a hash of those parts, so two runs with the same hash are the same agent and a
+run directory can refuse to mix episodes of different agents.
+
+`Policy.play` is how a policy acts on one task; every episode (eval, training rollouts,
+certificates) goes through it. By default one agent plays; a `Team` (several agents, e.g. a
+swarm from `workgym.swarm`) in the model slot plays instead, with the policy's system prompt,
+playbook and sampling, so every consumer of a Policy accepts a team unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+
+from workgym.core.messages import Message
+from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.tasks import canonical_json
+from workgym.models import get_model
+
+if TYPE_CHECKING:
+    from workgym.core.environment import Environment
+    from workgym.core.episode import Episode
+    from workgym.core.tasks import Task
+
+PLAYBOOK_HEADER = "## Playbook (strategies learned in this job)"
+
+
+@runtime_checkable
+class Team(Protocol):
+    """Several agents that play one episode together; goes where a Policy's model goes.
+
+    `play` must return one scored Episode whose `usage` is the exact sum of its agents' usage
+    (see `workgym.core.episode.AgentRecord`); `describe()` is part of the policy's identity.
+    """
+
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def play(
+        self, policy: Policy, env: Environment, task: Task, *, seed: int, epoch: int, split: str
+    ) -> Episode: ...
+
+
+class Policy:
+    def __init__(
+        self,
+        model: Model | TaskAwareModel | Team | str,
+        *,
+        system_prompt: str = "",
+        playbook: str | None = None,
+        sampling: Sampling | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        self.model: Model | TaskAwareModel | Team = (
+            model
+            if isinstance(model, Team)
+            else get_model(model, base_url=base_url, api_key=api_key)
+        )
+        self.team = self.model if isinstance(self.model, Team) else None
+        # Checked once: isinstance against a runtime Protocol costs ~30 us, per episode.
+        self._task_aware = isinstance(self.model, TaskAwareModel)
+        self.system_prompt = system_prompt
+        self.playbook = playbook
+        self.sampling = sampling or Sampling()
+        self.hash = hashlib.sha256(canonical_json(self.describe()).encode()).hexdigest()[:16]
+
+    @property
+    def model_name(self) -> str:
+        return self.model.name
+
+    def describe(self) -> dict[str, Any]:
+        out = {
+            "model": self.model.name,
+            "system_prompt": self.system_prompt,
+            "playbook": self.playbook,
+            "sampling": self.sampling.model_dump(exclude={"seed"}),
+        }
+        if self.team is not None:
+            out["team"] = self.team.describe()
+        return out
+
+    def system_text(self, env: Environment) -> str:
+        parts = [env.instructions, self.system_prompt]
+        if self.playbook:
+            parts.append(f"{PLAYBOOK_HEADER}\n{self.playbook}")
+        return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+    def render(self, env: Environment, task: Task) -> list[Message]:
+        """The opening messages of an episode: system text, then the task prompt."""
+        text = self.system_text(env)
+        head = [Message(role="system", content=text)] if text else []
+        return head + task.messages()
+
+    def model_for(self, task: Task, env: Environment) -> Model:
+        """The model that plays this episode; test doubles get a per-episode instance."""
+        if self.team is not None:
+            raise TypeError(f"{self.model.name} is a team: it plays through Policy.play")
+        if self._task_aware:
+            return cast(TaskAwareModel, self.model).for_task(task, env)
+        return cast(Model, self.model)
+
+    async def play(
+        self, env: Environment, task: Task, *, seed: int = 0, epoch: int = 0, split: str = ""
+    ) -> Episode:
+        """Play one task to the end and return the scored Episode.
+
+        One agent (the model) by default; a Team in the model slot plays it instead. Override
+        this in a subclass to change how a policy acts: `run_episode` and the runner call it.
+        """
+        if self.team is not None:
+            return await self.team.play(self, env, task, seed=seed, epoch=epoch, split=split)
+        from workgym.core.episode import play_alone
+
+        return await play_alone(env, task, self, seed=seed, epoch=epoch, split=split)

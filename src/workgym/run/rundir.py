@@ -1,0 +1,207 @@
+"""The run directory: run.json plus an append-only episodes.jsonl, the single source of truth.
+
+Every finished episode is one line, written and flushed as it finishes, so a killed run loses at
+most the episodes that were still in flight. Re-opening the directory with the same spec resumes:
+finished (task, epoch) pairs are skipped. Nothing here ever rewrites a finished line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, Field
+
+from workgym.core.episode import Episode
+from workgym.core.model import ConfigError
+
+RUN_FORMAT = "workgym-run/1"
+RUN_JSON = "run.json"
+EPISODES = "episodes.jsonl"
+
+
+class RunSpec(BaseModel):
+    """What a run is; a resumed run must match it field for field (except when it was made)."""
+
+    format: str = RUN_FORMAT
+    env_id: str
+    env_version: str
+    env_hash: str
+    env_ref: str
+    policy: dict[str, Any]
+    policy_hash: str
+    split: str
+    epochs: int
+    seed: int
+    n_tasks: int
+    limits: dict[str, Any]
+    split_spec: dict[str, Any]
+    versions: dict[str, str] = Field(default_factory=dict)
+    created_at: str = ""
+    forced: list[str] = Field(default_factory=list)
+
+    def identity(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"created_at", "versions", "env_ref"})
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    from workgym import __version__
+
+    return {
+        "workgym": __version__,
+        "python": platform.python_version(),
+        "pydantic": version("pydantic"),
+    }
+
+
+class RunDir:
+    """An open run directory; use `RunDir.open` to create or resume one."""
+
+    def __init__(self, path: Path, spec: RunSpec) -> None:
+        self.path = path
+        self.spec = spec
+        self._fh: IO[str] | None = None
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.path / EPISODES
+
+    @classmethod
+    def open(cls, path: str | Path, spec: RunSpec) -> RunDir:
+        """Create the directory, or resume it when it holds a run with the same identity."""
+        root = Path(path)
+        run_json = root / RUN_JSON
+        if run_json.exists():
+            existing = read_spec(root)
+            mine, theirs = spec.identity(), existing.identity()
+            diffs = [k for k in mine if mine[k] != theirs.get(k)]
+            if diffs:
+                what = ", ".join(
+                    f"{k}: {_short(theirs.get(k))} -> {_short(mine[k])}" for k in diffs
+                )
+                raise ConfigError(
+                    f"{root} holds a different run ({what}); pass a new --out, "
+                    "or delete that directory to start over"
+                )
+            run = cls(root, existing)
+            run._repair_torn_tail()
+            return run
+        if root.exists() and any(root.iterdir()):
+            raise ConfigError(f"{root} exists and is not a run directory; pass a new --out")
+        root.mkdir(parents=True, exist_ok=True)
+        stamped = spec.model_copy(
+            update={"created_at": datetime.now(UTC).isoformat(), "versions": versions()}
+        )
+        tmp = run_json.with_suffix(".tmp")
+        tmp.write_text(stamped.model_dump_json(indent=2) + "\n")
+        os.replace(tmp, run_json)
+        return cls(root, stamped)
+
+    def _repair_torn_tail(self) -> None:
+        """A kill mid-write can leave a final line without its newline: an unfinished record.
+
+        It is moved aside to episodes.torn (kept, never silently dropped), so the episode simply
+        runs again.
+        """
+        path = self.episodes_path
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        with path.open("rb+") as fh:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) == b"\n":
+                return
+            data = path.read_bytes()
+            cut = data.rfind(b"\n") + 1
+            with (self.path / "episodes.torn").open("ab") as torn:
+                torn.write(data[cut:] + b"\n")
+            fh.truncate(cut)
+
+    def finished(self) -> set[tuple[str, int]]:
+        return {(r["task_id"], r["epoch"]) for r in self.records()}
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Episode lines as dicts (fast path for summaries); a corrupt line is an error."""
+        path = self.episodes_path
+        if not path.exists():
+            return
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ConfigError(
+                        f"{path}:{lineno} is corrupt ({exc.msg}); move that line out of the "
+                        "file (the episode will run again on resume)"
+                    ) from exc
+
+    def episodes(self) -> Iterator[Episode]:
+        for record in self.records():
+            yield Episode.model_validate(record)
+
+    def append(self, episode: Episode) -> None:
+        if self._fh is None:
+            self._fh = self.episodes_path.open("a", encoding="utf-8")
+        self._fh.write(episode.model_dump_json() + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def duckdb(self) -> Any:
+        """A DuckDB connection with views `episodes` (raw) and `episode_scores` (flat)."""
+        return connect_runs([self.path])
+
+
+def read_spec(path: str | Path) -> RunSpec:
+    root = Path(path)
+    run_json = root / RUN_JSON
+    if not run_json.exists():
+        raise ConfigError(f"{root} is not a run directory (no {RUN_JSON}); pass the --out of a run")
+    try:
+        spec = RunSpec.model_validate_json(run_json.read_text())
+    except ValueError as exc:
+        raise ConfigError(
+            f"{run_json} is corrupt ({exc}); start a new run with a new --out"
+        ) from exc
+    if spec.format != RUN_FORMAT:
+        raise ConfigError(f"{root} has format {spec.format!r}; this workgym reads {RUN_FORMAT}")
+    return spec
+
+
+def connect_runs(paths: list[Path]) -> Any:
+    """DuckDB over one or more run directories' JSONL, for ad-hoc analysis in SQL."""
+    import duckdb
+
+    files = [str(p / EPISODES) for p in paths if (p / EPISODES).exists()]
+    if not files:
+        raise ConfigError("no episodes.jsonl in the given run directories yet")
+    con = duckdb.connect()
+    listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    con.execute(
+        "CREATE VIEW episodes AS SELECT * FROM read_json("
+        f"[{listing}], format='newline_delimited', union_by_name=true, filename=true)"
+    )
+    con.execute(
+        """CREATE VIEW episode_scores AS SELECT
+             filename AS run_file, task_id, family, split, epoch, seed, model, outcome,
+             verdict.reward AS reward, verdict.success AS success, verdict.status AS status,
+             usage.prompt_tokens + usage.completion_tokens AS tokens, turns, wall_time_s
+           FROM episodes"""
+    )
+    return con
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    return text if len(text) <= 24 else text[:21] + "..."
