@@ -17,8 +17,8 @@ pytest.importorskip("trl")
 from trainkit import OpeningChar, ScriptedTokens, tiny_dir  # noqa: E402
 
 import workgym as wg  # noqa: E402
+from workgym.core.errors import SealedSplitError  # noqa: E402
 from workgym.core.model import Sampling  # noqa: E402
-from workgym.core.tasks import SealedSplitError  # noqa: E402
 from workgym.core.verdict import Status, Verdict  # noqa: E402
 from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.models.hf import HFModel, LocalGenerator  # noqa: E402

@@ -24,7 +24,8 @@ from rich.progress import (
 )
 
 from workgym.core.environment import Environment
-from workgym.core.model import ConfigError, Sampling
+from workgym.core.errors import ConfigError
+from workgym.core.model import Sampling
 from workgym.run.policy import Policy
 from workgym.run.rundir import EPISODES, RunSpec
 from workgym.run.runner import eval_async

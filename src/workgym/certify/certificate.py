@@ -28,7 +28,7 @@ from workgym.certify.schema import (
     SuiteResult,
     TaskResult,
 )
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.tasks import canonical_json
 from workgym.run.rundir import RunSpec, read_spec
 

@@ -28,7 +28,7 @@ from workgym.certify.schema import (
     TestResult,
     finite,
 )
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.guards.review import REVIEWS, Key, Review, episode_flags, is_trusted, read_reviews
 from workgym.run.rundir import EPISODES
 from workgym.stats import bootstrap

@@ -18,8 +18,8 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import ConfigError
 from workgym.core.tasks import SplitSpec, Task, TaskSet, canonical_json
 from workgym.core.tools import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_S, Ctx, Tool, Toolkit
 from workgym.core.verdict import Status, Verdict
@@ -235,7 +235,7 @@ class Environment:
         return self._hash
 
     def manifest(self) -> dict[str, Any]:
-        from workgym import __version__
+        from workgym.core.version import __version__
 
         cls = type(self)
         if "<locals>" in cls.__qualname__:

@@ -61,22 +61,6 @@ class Completion(BaseModel):
     retries: int = 0
 
 
-class ModelError(Exception):
-    """A call failed for reasons outside the agent's control (network, rate limit, server).
-
-    `retryable` errors are retried by the runner symmetrically across arms; the others (a wrong
-    key, an unknown model) stop the run with a message saying what to fix.
-    """
-
-    def __init__(self, message: str, *, retryable: bool = True) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-
-
-class ConfigError(Exception):
-    """Bad user input: the message says what to do instead."""
-
-
 @runtime_checkable
 class Model(Protocol):
     """`provider/name` model that completes one assistant turn."""

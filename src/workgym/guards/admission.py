@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -70,7 +70,7 @@ def read_admissions(directory: str | Path | None = None) -> dict[str, AdmissionR
 
 
 def record_from_check(report: CheckReport) -> AdmissionRecord:
-    from workgym import __version__
+    from workgym.core.version import __version__
 
     failures = [f"{i.name}: {i.detail}" for i in report.items if not i.passed]
     if report.attack is not None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from workgym.core.episode import Episode, run_episode
+from workgym.core.episode import Episode
 from workgym.core.messages import Message
 from workgym.core.model import (
     Completion,
@@ -28,7 +28,7 @@ from workgym.core.model import (
     Usage,
     message_tokens,
 )
-from workgym.run.policy import Policy
+from workgym.run.policy import Policy, run_episode
 from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 REVIEWS = "reviews.jsonl"
 Decision = Literal["accepted", "exploit"]

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from workgym.core.model import (
-    Completion,
-    ConfigError,
-    Model,
-    ModelError,
-    Sampling,
-    TaskAwareModel,
-    Usage,
-)
+from workgym.core.errors import ConfigError
+from workgym.core.model import Completion, Model, Sampling, TaskAwareModel, Usage
 
 __all__ = [
     "Completion",
-    "ConfigError",
     "Model",
-    "ModelError",
     "Sampling",
     "TaskAwareModel",
     "Usage",

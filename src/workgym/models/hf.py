@@ -26,8 +26,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Completion, ConfigError, Sampling, Usage
+from workgym.core.model import Completion, Sampling, Usage
 
 if TYPE_CHECKING:
     from workgym.core.tools import ToolSpec

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
-from workgym.core.episode import Episode, EpisodeDriver
+from workgym.core.episode import Episode
 from workgym.core.messages import Message
 from workgym.core.model import Completion, Usage
 from workgym.core.tasks import Task
+from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
 
 
@@ -64,7 +66,7 @@ class GymEnv:
         obs = {"messages": [m.to_openai() for m in observation]}
         if not driver.done:
             return obs, 0.0, False, False, {}
-        episode: Episode = await driver.finish()
+        episode: Episode = await finish_episode(driver)
         reward = episode.reward
         info = {"episode": episode, "verdict": episode.verdict}
         return obs, reward, episode.outcome == "terminated", episode.outcome == "truncated", info

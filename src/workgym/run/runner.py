@@ -25,11 +25,12 @@ from rich.progress import (
 )
 
 from workgym.core.environment import Environment, load
-from workgym.core.episode import Episode, run_episode
-from workgym.core.model import Model, ModelError, Sampling, TaskAwareModel
+from workgym.core.episode import Episode
+from workgym.core.errors import ModelError
+from workgym.core.model import Model, Sampling, TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.run.executors.executor import Job
-from workgym.run.policy import Policy
+from workgym.run.policy import Policy, run_episode
 from workgym.run.rundir import RunDir, RunSpec
 from workgym.run.summary import Summary, summarize
 

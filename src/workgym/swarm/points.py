@@ -20,7 +20,7 @@ import numpy.typing as npt
 from pydantic import BaseModel
 
 from workgym.certify.compare import counted
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.guards.review import read_reviews
 from workgym.run.rundir import RunDir, read_spec
 from workgym.stats import tests as stats

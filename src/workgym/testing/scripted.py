@@ -11,16 +11,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import (
-    Completion,
-    ConfigError,
-    Model,
-    Sampling,
-    TaskAwareModel,
-    Usage,
-    message_tokens,
-)
+from workgym.core.model import Completion, Model, Sampling, TaskAwareModel, Usage, message_tokens
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment

@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         raise SystemExit("usage: python -m workgym.train.tiny OUT_DIR")
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     try:
         path = build_tiny(args[0])

@@ -117,7 +117,8 @@ def certify(
     admission. Writes certificate.json and certificate.html."""
     import asyncio
 
-    from workgym.core.model import ConfigError, Sampling
+    from workgym.core.errors import ConfigError
+    from workgym.core.model import Sampling
 
     if recompute is not None:
         if curve is not None:
@@ -191,7 +192,7 @@ def certify(
 
 def _recompute(path: Path) -> None:
     from workgym.certify.certificate import recompute
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     try:
         cert, same, changed = recompute(path)

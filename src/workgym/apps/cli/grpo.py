@@ -43,7 +43,7 @@ def grpo(
     """Update weights with GRPO (TRL) on the train split; save a checkpoint and the curve."""
     from rich.console import Console
 
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     if adapter not in ("rollout", "tools"):
         raise ConfigError(f"--adapter {adapter!r}: use rollout or tools")

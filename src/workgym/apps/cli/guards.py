@@ -60,7 +60,7 @@ def attack(
     try:
         chosen = by_name(probe or [])
     except ValueError as exc:
-        from workgym.core.model import ConfigError
+        from workgym.core.errors import ConfigError
 
         raise ConfigError(str(exc)) from exc
     if replays is not None:
@@ -111,7 +111,7 @@ def review(
     ),
 ) -> None:
     """List flagged successes of a run, or mark flags as accepted or confirmed exploits."""
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
     from workgym.guards.replay import export_exploit
     from workgym.guards.review import TrustedOutcomes, append_review, episode_flags
 

@@ -57,7 +57,8 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from workgym.apps.cli.main import _fail, _slug
-        from workgym.core.model import ConfigError, Sampling
+        from workgym.core.errors import ConfigError
+        from workgym.core.model import Sampling
         from workgym.envs.warehouse.investigate.findings import investigate_async
         from workgym.envs.warehouse.source.contract import SourceError
 

@@ -13,7 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from workgym.core.environment import load, registered
-from workgym.core.model import ConfigError, ModelError, Sampling
+from workgym.core.errors import ConfigError, ModelError
+from workgym.core.model import Sampling
 
 app = typer.Typer(
     name="workgym",

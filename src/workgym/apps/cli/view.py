@@ -29,7 +29,7 @@ def view(
     from rich.console import Console
 
     from workgym.apps.viewer.app import create_app
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     if not path.is_dir():
         raise ConfigError(f"{path} is not a directory; pass the folder that holds your runs")

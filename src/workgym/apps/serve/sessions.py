@@ -19,12 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
-from workgym.core.episode import Episode, EpisodeDriver
+from workgym.core.episode import Episode
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import Completion, ConfigError, Sampling
+from workgym.core.model import Completion, Sampling
 from workgym.core.tasks import SPLITS, Task
 from workgym.core.tools import ToolSpec
+from workgym.run.finish import finish_episode
 from workgym.run.gym import _from_openai
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir, RunSpec
@@ -195,7 +198,7 @@ class Session:
             replies = await driver.step(Completion(message=parsed))
             result = StepResult(observation={"messages": [m.to_openai() for m in replies]})
             if driver.done:
-                episode = await driver.finish()
+                episode = await finish_episode(driver)
                 self.last_episode = episode
                 if self.hub.recorder is not None:
                     self.hub.recorder.append(episode)

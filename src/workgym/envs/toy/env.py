@@ -12,8 +12,9 @@ from types import MappingProxyType
 from typing import Any
 
 from workgym.core.environment import Environment, Limits, register
+from workgym.core.errors import ToolError
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.core.tools import Ctx, ToolError, tool
+from workgym.core.tools import Ctx, tool
 from workgym.core.verdict import Status, Verdict
 
 CATEGORIES = {

@@ -25,10 +25,11 @@ import re
 from typing import Any
 
 from workgym.core.environment import Environment, Limits, register
+from workgym.core.errors import ToolError
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling, Usage, message_tokens
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.core.tools import Ctx, ToolError, ToolSpec, tool
+from workgym.core.tools import Ctx, ToolSpec, tool
 from workgym.core.verdict import Status, Verdict
 from workgym.testing.scripted import register_scripted
 

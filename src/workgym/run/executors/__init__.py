@@ -6,7 +6,7 @@ Whatever the executor, the driver process is the only writer of episodes.jsonl.
 
 from __future__ import annotations
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.run.executors.executor import Executor, Job, OnceRecorder, Record
 
 __all__ = ["EXECUTORS", "Executor", "Job", "OnceRecorder", "Record", "resolve_executor"]

@@ -42,7 +42,7 @@ from pydantic import BaseModel
 
 from workgym.core.environment import MANIFEST, Environment, load, registered
 from workgym.core.episode import Episode
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.run.executors.executor import Job, OnceRecorder, Record
 from workgym.run.policy import Policy
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from workgym.core.environment import Environment, load
-from workgym.core.model import ConfigError, Model, TaskAwareModel
+from workgym.core.errors import ConfigError
+from workgym.core.model import Model, TaskAwareModel
 from workgym.models import get_model
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.loop import Observer, Trainer

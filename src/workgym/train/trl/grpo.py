@@ -27,7 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from workgym.core.environment import Environment, load
-from workgym.core.model import ConfigError, Sampling
+from workgym.core.errors import ConfigError
+from workgym.core.model import Sampling
 from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
 from workgym.train.trl.rollout import RolloutStats, WorkgymRollout, train_tasks, workgym_reward
 

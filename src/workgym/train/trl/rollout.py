@@ -30,7 +30,8 @@ from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.model import ConfigError, Model, Sampling
+from workgym.core.errors import ConfigError
+from workgym.core.model import Model, Sampling
 from workgym.core.tasks import Task
 from workgym.models.hf import HFModel, TokenGenerator
 from workgym.run.policy import Policy

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment, load
-from workgym.core.episode import Episode, run_episode
+from workgym.core.episode import Episode
 from workgym.core.model import Model, Sampling, TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.core.verdict import Verdict
@@ -40,7 +40,7 @@ from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
 from workgym.envs.warehouse.source.duck import connect
 from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE, build_snapshot
-from workgym.run.policy import Policy
+from workgym.run.policy import Policy, run_episode
 from workgym.verifiers.sql_exec import execute_sql
 
 NOT_SCORED = "the true causes are unknown, so nothing here is scored"

@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from workgym.core.environment import DataCheck, Environment, Limits
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import ConfigError
 from workgym.core.tasks import Task, canonical_json
 from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec, verify_typed
