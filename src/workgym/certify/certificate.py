@@ -219,8 +219,8 @@ def build(frozen: Frozen, task: Side, suites: list[Side], base_dir: Path) -> Cer
 
 
 def _cost_matched(side: Side, task: TaskResult, epochs: int) -> CostMatched | None:
-    """The cost-matched section when a swarm is in either arm (workgym.swarm.costmatch)."""
-    from workgym.swarm.costmatch import cost_matched
+    """The cost-matched section when a swarm is in either arm (workgym.certify.costmatch)."""
+    from workgym.certify.costmatch import cost_matched
 
     return cost_matched(side.baseline_run, side.candidate_run, task.items, epochs)
 

@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from workgym.core.messages import Message
 
 if TYPE_CHECKING:
-    from workgym.core.environment import Environment
-    from workgym.core.tasks import Task
     from workgym.core.tools import ToolSpec
 
 
@@ -70,19 +68,6 @@ class Model(Protocol):
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
     ) -> Completion: ...
-
-
-@runtime_checkable
-class TaskAwareModel(Protocol):
-    """A test double that may see the task (oracle, probes). Real providers never implement this.
-
-    The episode loop calls `for_task` once per episode and uses the returned model; nothing that
-    serves a real model has access to `task.answer`.
-    """
-
-    name: str
-
-    def for_task(self, task: Task, env: Environment) -> Model: ...
 
 
 def estimate_tokens(text: str) -> int:

@@ -7,7 +7,8 @@ the viewer highlights), counted in every summary, and a flagged success is not t
 training or certification until a person reviews it (workgym.guards.review).
 The detectors (workgym.guards.audit_detectors) are regular expressions and set lookups over the
 transcript and the hidden answer, cheap enough to run on every episode; environments add their
-own through `Environment.audit_flags` (canaries, state diffs), which judge the episode as a whole and so carry no site.
+own through `Environment.audit_flags` (canaries, state diffs), which judge the episode as a
+whole and so carry no site.
 """
 
 from __future__ import annotations

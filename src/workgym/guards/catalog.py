@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from workgym.core.model import TaskAwareModel
+from workgym.core.task_aware import TaskAwareModel
 from workgym.guards.catalog_calls import CALLS
 from workgym.guards.catalog_generic import GENERIC
 from workgym.guards.catalog_harness import HARNESS

@@ -27,7 +27,7 @@ from workgym.testing.scripted import TaskScript
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
     from workgym.core.episode import Episode
-    from workgym.core.model import TaskAwareModel
+    from workgym.core.task_aware import TaskAwareModel
     from workgym.core.tasks import Task
 
 SLEEP_S = 3600.0  # far beyond any episode limit: only the harness clock can end the episode

@@ -20,14 +20,8 @@ from pydantic import BaseModel
 
 from workgym.core.episode import Episode
 from workgym.core.messages import Message
-from workgym.core.model import (
-    Completion,
-    Model,
-    Sampling,
-    TaskAwareModel,
-    Usage,
-    message_tokens,
-)
+from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
+from workgym.core.task_aware import TaskAwareModel
 from workgym.run.policy import Policy, run_episode
 from workgym.testing.scripted import TaskScript
 

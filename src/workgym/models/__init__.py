@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+
 from workgym.core.errors import ConfigError
-from workgym.core.model import Completion, Model, Sampling, TaskAwareModel, Usage
+from workgym.core.model import Completion, Model, Sampling, Usage
+from workgym.core.task_aware import TaskAwareModel
 
 __all__ = [
     "Completion",
     "Model",
     "Sampling",
-    "TaskAwareModel",
     "Usage",
     "get_model",
 ]
@@ -36,12 +38,12 @@ def get_model(
 
         return OpenAIModel(name, base_url=base_url, api_key=api_key)
     if provider == "scripted":
-        from workgym.testing.scripted import get_scripted
-
-        return get_scripted(name)
+        # The test doubles sit in a layer above this one (workgym.testing), so the provider is
+        # named by its import path and resolved on use, as an entry point would be.
+        scripted = importlib.import_module("workgym.testing.scripted")
+        double: TaskAwareModel = scripted.get_scripted(name)
+        return double
     if provider == "hf":
-        import importlib
-
         try:
             hf = importlib.import_module("workgym.models.hf")
         except ImportError as exc:

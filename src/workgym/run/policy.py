@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from workgym.core.driver import EpisodeDriver, drive
 from workgym.core.messages import Message
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import canonical_json
 from workgym.models import get_model
 from workgym.run.finish import finish_episode

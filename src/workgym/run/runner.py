@@ -27,7 +27,8 @@ from rich.progress import (
 from workgym.core.environment import Environment, load
 from workgym.core.episode import Episode
 from workgym.core.errors import ModelError
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.run.executors.executor import Job
 from workgym.run.policy import Policy, run_episode

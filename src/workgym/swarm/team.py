@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 from workgym.core.driver import EpisodeDriver
 from workgym.core.episode import AgentRecord, Episode
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
 from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy

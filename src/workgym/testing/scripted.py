@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import Completion, Model, Sampling, TaskAwareModel, Usage, message_tokens
+from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
+from workgym.core.task_aware import TaskAwareModel
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment

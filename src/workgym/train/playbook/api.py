@@ -9,7 +9,8 @@ from typing import Any
 
 from workgym.core.environment import Environment, load
 from workgym.core.errors import ConfigError
-from workgym.core.model import Model, TaskAwareModel
+from workgym.core.model import Model
+from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.loop import Observer, Trainer

@@ -20,7 +20,8 @@ from statistics import fmean
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.model import Model, Sampling, TaskAwareModel, estimate_tokens
+from workgym.core.model import Model, Sampling, estimate_tokens
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task, TrainingTaskSet
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async

@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment, load
 from workgym.core.episode import Episode
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.core.verdict import Verdict
 from workgym.envs.warehouse.investigate.alerts import Alert, pick_alerts
