@@ -4,8 +4,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from workgym.core.environment import Environment, Limits, load, register, registered
+from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode, TokenUsage, run_episode
+from workgym.core.loading import load, register, registered
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SealedSplitError, SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, Tool, ToolError, ToolSpec, tool

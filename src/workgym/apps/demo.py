@@ -17,7 +17,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.model import ConfigError
 from workgym.guards.check import check_async
 from workgym.run.runner import eval_async

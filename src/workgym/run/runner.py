@@ -24,8 +24,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.episode import Episode, run_episode
+from workgym.core.loading import load
 from workgym.core.model import Model, ModelError, Sampling, TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.run.executors.executor import Job

@@ -26,8 +26,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.episode import EpisodeDriver
+from workgym.core.loading import load
 from workgym.core.model import Completion, ConfigError
 from workgym.models.hf import parse_reply
 from workgym.run.policy import Policy

@@ -11,7 +11,8 @@ import random
 from types import MappingProxyType
 from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.loading import register
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, ToolError, tool
 from workgym.core.verdict import Status, Verdict

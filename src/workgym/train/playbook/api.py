@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.model import ConfigError, Model, TaskAwareModel
 from workgym.models import get_model
 from workgym.train.playbook.config import TrainConfig

@@ -21,8 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.episode import Episode, run_episode
+from workgym.core.loading import load
 from workgym.core.model import Model, Sampling, TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.core.verdict import Verdict
