@@ -35,7 +35,8 @@ from rich.console import Console
 from rich.table import Table
 
 import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules)
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
 from workgym.run.policy import Policy

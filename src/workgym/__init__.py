@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from workgym.core.environment import Environment, Limits, load, register, registered
+from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode, TokenUsage
 from workgym.core.errors import ConfigError, ModelError, SealedSplitError, ToolError
+from workgym.core.loading import load, register, registered
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, Tool, ToolSpec, tool

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
+from workgym.core.loading import load
 from workgym.guards.check import check_async
 from workgym.run.runner import eval_async
 

@@ -17,8 +17,9 @@ from workgym.certify.certificate import Side, build, check_admission, env_record
 from workgym.certify.certificate import write as write_certificate
 from workgym.certify.curve import read_curve
 from workgym.certify.schema import Certificate, Frozen, PolicyRecord
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
+from workgym.core.loading import load
 from workgym.core.version import __version__
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunSpec, read_spec

@@ -1,4 +1,5 @@
-"""Environment: tasks + tools + verifier + limits, saved as a directory and loaded by id or path.
+"""Environment: tasks + tools + verifier + limits, saved as a directory (workgym.core.loading
+finds one by id or path).
 
 There is one way to define an environment: subclass `Environment`, list its tools, and implement
 `tasks`, `state` and `verify`. The framework owns everything around them (toolkits, scoring
@@ -8,17 +9,13 @@ errors, hashing, saving), so an environment author cannot forget a guard.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-from collections.abc import Callable
 from functools import cached_property
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet, canonical_json
 from workgym.core.tools import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_S, Ctx, Tool, Toolkit
@@ -63,13 +60,10 @@ class Environment:
 
     def tasks(self) -> TaskSet:
         """The task distribution. The default reads tasks.jsonl from the saved directory."""
-        if self.root is None or not (self.root / "tasks.jsonl").exists():
+        saved = self.saved_tasks()
+        if saved is None:
             raise NotImplementedError(f"{type(self).__name__} must implement tasks()")
-        spec_path = self.root / "splits.json"
-        spec = None
-        if spec_path.exists():
-            spec = SplitSpec.model_validate(json.loads(spec_path.read_text())["spec"])
-        return TaskSet.from_jsonl(self.root / "tasks.jsonl", spec)
+        return saved
 
     def state(self, task: Task) -> Any:
         """Fresh per-episode state for the tools (a connection, a world). None by default."""
@@ -164,6 +158,20 @@ class Environment:
 
     # -- what the framework provides -----------------------------------------------------------
 
+    def saved_tasks(self) -> TaskSet | None:
+        """The tasks `save()` wrote into `root` (tasks.jsonl with its splits.json), or None.
+
+        Loading a directory uses these even when the class overrides `tasks()`: they are what
+        the saved content hash covers, and `tasks()` may read files relative to elsewhere.
+        """
+        if self.root is None or not (self.root / "tasks.jsonl").exists():
+            return None
+        spec_path = self.root / "splits.json"
+        spec = None
+        if spec_path.exists():
+            spec = SplitSpec.model_validate(json.loads(spec_path.read_text())["spec"])
+        return TaskSet.from_jsonl(self.root / "tasks.jsonl", spec)
+
     @cached_property
     def taskset(self) -> TaskSet:
         return self.tasks()
@@ -254,7 +262,7 @@ class Environment:
         }
 
     def save(self, directory: str | Path) -> Path:
-        """Write the environment as a directory that `Environment.load` reads back."""
+        """Write the environment as a directory that `workgym.load` reads back."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         self.taskset.to_jsonl(out / "tasks.jsonl")
@@ -262,111 +270,6 @@ class Environment:
         self.save_data(out)
         (out / MANIFEST).write_text(json.dumps(self.manifest(), indent=2) + "\n")
         return out
-
-    @staticmethod
-    def load(ref: str | Path) -> Environment:
-        return load(ref)
-
-
-E = TypeVar("E", bound=type[Environment])
-_REGISTRY: dict[str, Callable[[], Environment]] = {}
-
-
-def register(cls: E) -> E:
-    """Class decorator: make an environment loadable by its `id`."""
-    if not cls.id:
-        raise TypeError(f"{cls.__name__} needs a non-empty `id` to be registered")
-    _REGISTRY[cls.id] = cls
-    return cls
-
-
-# Built-in environments by id, imported only when one is asked for: `workgym envs` must not
-# import FastAPI or reasoning-gym, and a suite whose extra is missing must not break the rest.
-BUILTIN: dict[str, str] = {
-    "workgym/toy-shop": "workgym.envs.toy.env:ToyShop",
-    "workgym/toy-rules": "workgym.envs.toy_rules.env:ToyRules",
-    "workgym/ops-api": "workgym.envs.ops_api.env:OpsApi",
-    "workgym/docstore": "workgym.envs.docstore.env:DocStore",
-    "suites/reasoning": "workgym.envs.suites.reasoning:ReasoningSuite",
-    "suites/bfcl": "workgym.envs.suites.bfcl:BFCLSuite",
-    "suites/bfcl-full": "workgym.envs.suites.bfcl:BFCLSuiteFull",
-    "suites/ifeval": "workgym.envs.suites.ifeval:IFEvalSuite",
-}
-
-
-def _lazy(entry: str) -> Callable[[], Environment]:
-    def make() -> Environment:
-        module_name, _, qualname = entry.partition(":")
-        try:
-            cls: Any = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ConfigError(
-                f"{entry} cannot be imported ({exc}); install the extra it needs "
-                "(see `pip install 'workgym[suites]'` for suites/*)"
-            ) from exc
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-        env: Environment = cls()
-        return env
-
-    return make
-
-
-def registered() -> dict[str, Callable[[], Environment]]:
-    """Built-in environments, those registered with @register in this process, and those other
-    packages declare (entry point group `workgym.environments`); factories import lazily."""
-    found: dict[str, Callable[[], Environment]] = {k: _lazy(v) for k, v in BUILTIN.items()}
-    found.update(_REGISTRY)
-    for ep in entry_points(group="workgym.environments"):
-        found.setdefault(ep.name, ep.load)
-    return dict(sorted(found.items()))
-
-
-def load(ref: str | Path) -> Environment:
-    """An environment from a saved directory or a registered id."""
-    path = Path(ref)
-    if (path / MANIFEST).exists():
-        return _load_dir(path)
-    if path.exists():
-        raise ConfigError(
-            f"{path} is not an environment directory (no {MANIFEST}); "
-            "make one with `workgym generate ...` or Environment.save()"
-        )
-    found = registered().get(str(ref))
-    if found is None:
-        raise ConfigError(
-            f"unknown environment {str(ref)!r}: `workgym envs` lists the registered ids, "
-            "or pass a directory made by `workgym generate`"
-        )
-    return found()
-
-
-def _load_dir(path: Path) -> Environment:
-    try:
-        manifest = json.loads((path / MANIFEST).read_text())
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path / MANIFEST} is not valid JSON ({exc}); re-save it") from exc
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise ConfigError(
-            f"{path} has format {manifest.get('format')!r}; this workgym reads {MANIFEST_FORMAT}"
-        )
-    module_name, _, qualname = str(manifest["entry"]).partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"{path}: cannot import its environment class {manifest['entry']!r} ({exc}); "
-            "install the package that defines it"
-        ) from exc
-    env: Environment = obj(path)
-    if env.content_hash() != manifest["content_hash"]:
-        raise ConfigError(
-            f"{path} changed after it was saved (content hash {env.content_hash()[:12]} != "
-            f"manifest {str(manifest['content_hash'])[:12]}); re-generate or re-save it"
-        )
-    return env
 
 
 def other_task_gold(tasks: TaskSet, task: Task) -> Any:

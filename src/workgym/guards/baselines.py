@@ -14,7 +14,7 @@ import hashlib
 import random
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -137,11 +137,9 @@ def attacker(name: str) -> TaskScript:
     return TaskScript(f"scripted/baseline-{name}", scripts[name])
 
 
-def register_attackers() -> None:
-    from workgym.testing.scripted import register_scripted
-
-    for name in BASELINES[1:]:
-        register_scripted(f"baseline-{name}", functools.partial(attacker, name))
+def attackers() -> dict[str, Callable[[], TaskScript]]:
+    """The baselines as `scripted/baseline-<name>` test double factories (null is the core's)."""
+    return {f"baseline-{name}": functools.partial(attacker, name) for name in BASELINES[1:]}
 
 
 class BaselineResult(BaseModel):

@@ -24,9 +24,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.episode import Episode
 from workgym.core.errors import ModelError
+from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task

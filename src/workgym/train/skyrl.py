@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from workgym.core.driver import EpisodeDriver
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
+from workgym.core.loading import load
 from workgym.core.model import Completion
 from workgym.models.hf import parse_reply
 from workgym.run.finish import finish_episode

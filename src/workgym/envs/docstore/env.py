@@ -15,7 +15,8 @@ import re
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.verdict import Verdict

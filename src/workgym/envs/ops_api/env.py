@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx2
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.verdict import Status, Verdict

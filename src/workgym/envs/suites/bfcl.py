@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.tools import Ctx, Tool, Toolkit, ToolSpec

@@ -18,7 +18,8 @@ import random
 import re
 from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.loading import register
 from workgym.core.messages import Message
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.verdict import Status, Verdict

@@ -11,8 +11,9 @@ import random
 from types import MappingProxyType
 from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
 from workgym.core.errors import ToolError
+from workgym.core.loading import register
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, tool
 from workgym.core.verdict import Status, Verdict

@@ -40,9 +40,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.core.environment import MANIFEST, Environment, load, registered
+from workgym.core.environment import MANIFEST, Environment
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
+from workgym.core.loading import load, registered_class
 from workgym.run.executors.executor import Job, OnceRecorder, Record
 from workgym.run.policy import Policy
 
@@ -71,7 +72,7 @@ def env_ref(env: Environment) -> EnvRef:
     cls = type(env)
     if env.root is not None and (env.root / MANIFEST).exists():
         ref = str(Path(env.root).resolve())
-    elif env.id and registered().get(env.id) is cls:
+    elif env.id and registered_class(env.id) is cls:
         ref = env.id
     else:
         raise ConfigError(

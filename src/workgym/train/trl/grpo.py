@@ -26,8 +26,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
+from workgym.core.loading import load
 from workgym.core.model import Sampling
 from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
 from workgym.train.trl.rollout import RolloutStats, WorkgymRollout, train_tasks, workgym_reward
