@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from workgym.certify.teacher_forcing import TaskScore, gold_trajectory, score_task
+from workgym.certify.teacher_forcing import TaskScore, score_task
+from workgym.run.gold import gold_trajectory
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment

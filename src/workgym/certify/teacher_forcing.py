@@ -134,21 +134,6 @@ def gold_steps(messages: list[Message]) -> list[GoldStep]:
     ]
 
 
-async def gold_trajectory(env: Environment, task: Task, system_prompt: str = "") -> list[Message]:
-    """The oracle played through the real episode loop: the gold conversation of `task`.
-
-    Rendered with `system_prompt` so each prefix is exactly what the scored policy would see.
-    Raises ValueError when the oracle does not solve the task (there is no gold to imitate).
-    """
-    from workgym.run.policy import Policy
-
-    policy = Policy("scripted/oracle", system_prompt=system_prompt)
-    episode = await policy.play(env, task)
-    if not episode.success:
-        raise ValueError(f"the oracle does not solve {task.id}; no gold trajectory")
-    return list(episode.messages)
-
-
 async def score_task(
     model: Model | TaskAwareModel,
     model_name: str,
