@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from workgym.certify.workflow import Request, certify_async
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
 

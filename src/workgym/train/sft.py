@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
