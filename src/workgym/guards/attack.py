@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from workgym.guards.capabilities import capabilities
 from workgym.guards.probes import AttackContext, Expect, Outcome, Probe, TodoProbe
+from workgym.run.progress import ProgressBar
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -159,10 +160,7 @@ async def _run_all(
     own: dict[str, asyncio.Semaphore] = {
         p.name: asyncio.Semaphore(p.parallel) for p, _ in jobs if p.parallel
     }
-    from workgym.run.runner import _install_speed_text, _Progress
-
-    _install_speed_text()
-    with _Progress(progress, len(jobs), 0, f"attack {label}") as bar:
+    with ProgressBar(progress, len(jobs), 0, f"attack {label}") as bar:
 
         async def one(probe: Probe, task: Task) -> Outcome | None:
             inner = own.get(probe.name)

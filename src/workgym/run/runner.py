@@ -8,40 +8,24 @@ seeds, and infrastructure errors are retried the same way in every arm.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from workgym.core.environment import Environment, load
 from workgym.core.episode import Episode
-from workgym.core.errors import ModelError
 from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
-from workgym.core.tasks import Task
+from workgym.run.attempt import attempt
 from workgym.run.executors.executor import Job
-from workgym.run.policy import Policy, run_episode
+from workgym.run.policy import Policy
+from workgym.run.progress import ProgressBar
 from workgym.run.rundir import RunDir, RunSpec
 from workgym.run.summary import Summary, summarize
 
 if TYPE_CHECKING:
     from workgym.run.executors.executor import Executor
-
-
-def episode_seed(run_seed: int, task_id: str, epoch: int) -> int:
-    digest = hashlib.sha256(f"{run_seed}|{task_id}|{epoch}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def default_out(env: Environment, policy: Policy, split: str) -> Path:
@@ -69,53 +53,6 @@ class Run:
 
     def episodes(self) -> Iterator[Episode]:
         return self.dir.episodes()
-
-
-class _Progress:
-    """A rich progress bar with done/total, rate, ETA and an error count; silent when off."""
-
-    def __init__(self, enabled: bool, total: int, done: int, label: str) -> None:
-        self.errors = 0
-        self.bar: Progress | None = None
-        if enabled:
-            self.bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.speed_text}"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                TextColumn("errors {task.fields[errors]}"),
-                console=Console(stderr=True),
-                transient=False,
-            )
-            self.task_id = self.bar.add_task(label, total=total, completed=done, errors=0)
-
-    def __enter__(self) -> _Progress:
-        if self.bar is not None:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def advance(self, error: bool) -> None:
-        self.errors += error
-        if self.bar is not None:
-            self.bar.update(self.task_id, advance=1, errors=self.errors)
-
-
-# rich has no rate column that reads well for episodes; add it to the task's text fields.
-def _install_speed_text() -> None:
-    from rich.progress import Task as RichTask
-
-    if not hasattr(RichTask, "speed_text"):
-
-        def speed_text(self: RichTask) -> str:
-            return f"{self.speed:.1f} ep/s" if self.speed else "-- ep/s"
-
-        RichTask.speed_text = property(speed_text)  # type: ignore[attr-defined]
 
 
 async def eval_async(
@@ -186,10 +123,9 @@ async def eval_async(
     done = run_dir.finished()
     todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done]
     total = len(tasks) * epochs
-    _install_speed_text()
     job = Job(environment, policy, split, seed, todo, concurrency, max_retries, retry_backoff_s)
     try:
-        with _Progress(progress, total, total - len(todo), f"eval {environment.id}") as bar:
+        with ProgressBar(progress, total, total - len(todo), f"eval {environment.id}") as bar:
 
             def record(episode: Episode) -> None:  # this process stays the only writer
                 run_dir.append(episode)
@@ -212,18 +148,7 @@ async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
 
     async def worker() -> None:
         for task, epoch in items:  # one shared iterator: each item is taken exactly once
-            record(
-                await _attempt(
-                    job.env,
-                    job.policy,
-                    task,
-                    epoch,
-                    job.split,
-                    job.run_seed,
-                    job.max_retries,
-                    job.retry_backoff_s,
-                )
-            )
+            record(await attempt(job.spec(task, epoch)))
 
     workers = [asyncio.create_task(worker()) for _ in range(min(job.concurrency, len(job.todo)))]
     try:
@@ -233,53 +158,6 @@ async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         raise
-
-
-async def _attempt(
-    env: Environment,
-    policy: Policy,
-    task: Task,
-    epoch: int,
-    split: str,
-    run_seed: int,
-    max_retries: int,
-    retry_backoff_s: float,
-) -> Episode:
-    """One episode with symmetric retries of infrastructure errors; never raises for those."""
-    seed = episode_seed(run_seed, task.id, epoch)
-    split = env.taskset.split_of(task)  # the task's own split, also when the run covers "all"
-    last_error = ""
-    for attempt in range(max_retries + 1):
-        try:
-            return await run_episode(env, task, policy, seed=seed, epoch=epoch, split=split)
-        except ModelError as exc:
-            if not exc.retryable:
-                raise
-            last_error = f"model error after {attempt + 1} attempts: {exc}"
-            if attempt < max_retries:
-                await asyncio.sleep(retry_backoff_s * 2**attempt)
-        except Exception as exc:  # an environment or framework bug: record it, keep running
-            last_error = f"{type(exc).__name__}: {exc}"
-            break
-    return _errored(env, policy, task, epoch, split, seed, last_error)
-
-
-def _errored(
-    env: Environment, policy: Policy, task: Task, epoch: int, split: str, seed: int, error: str
-) -> Episode:
-    return Episode(
-        task_id=task.id,
-        family=task.family,
-        split=split,
-        epoch=epoch,
-        seed=seed,
-        model=policy.model_name,
-        policy_hash=policy.hash,
-        env_id=env.id,
-        env_hash=env.content_hash(),
-        outcome="error",
-        error=error,
-    )
 
 
 def eval(env: Environment | str | Path, model: Any = None, **kwargs: Any) -> Run:
