@@ -6,9 +6,10 @@ from workgym.core.environment import Environment, Limits, load, register, regist
 from workgym.core.episode import Episode, TokenUsage
 from workgym.core.errors import ConfigError, ModelError, SealedSplitError, ToolError
 from workgym.core.messages import Message, ToolCall
+from workgym.core.rewards import AllOf, Gate, WeightedSum
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, Tool, ToolSpec, tool
-from workgym.core.verdict import AllOf, Gate, Status, Verdict, WeightedSum
+from workgym.core.verdict import Status, Verdict
 from workgym.core.version import __version__ as __version__
 from workgym.models import Model, Sampling, get_model
 from workgym.run.gym import GymEnv
