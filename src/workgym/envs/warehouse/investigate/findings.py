@@ -82,7 +82,7 @@ class FindingsEnv(Environment):
             query_budget=self.budget or QUERY_BUDGET,
         )
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         return Verdict(evidence={"note": NOT_SCORED})
 
 
