@@ -13,6 +13,7 @@ from workgym.core.verdict import Status, Verdict
 from workgym.core.version import __version__ as __version__
 from workgym.models import Model, Sampling, get_model
 from workgym.run.gym import GymEnv
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy, run_episode
 from workgym.run.runner import Run, eval, eval_async
 from workgym.testing.scripted import ScriptedModel, TaskScript
@@ -23,6 +24,7 @@ __all__ = [
     "Ctx",
     "Environment",
     "Episode",
+    "EvalOptions",
     "Gate",
     "GymEnv",
     "Limits",

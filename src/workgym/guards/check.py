@@ -25,6 +25,7 @@ from workgym.guards.admission import AdmissionRecord, record_admission
 from workgym.guards.attack import attack_async
 from workgym.guards.baselines import BaselineReport, run_baselines
 from workgym.guards.report import AttackReport
+from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 NULL_THRESHOLD = 0.05
@@ -77,7 +78,11 @@ async def check_async(
     parent of `out`, i.e. runs/check/admission.json for the CLI's default `--out`)."""
     items: list[CheckItem] = []
     oracle = await eval_async(
-        env, "scripted/oracle", split="all", out=out / "oracle", progress=progress, concurrency=16
+        env,
+        "scripted/oracle",
+        split="all",
+        out=out / "oracle",
+        options=EvalOptions(progress=progress, concurrency=16),
     )
     episodes = list(oracle.episodes())
     failed = [e.task_id for e in episodes if not e.success]

@@ -15,17 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from workgym.core.environment import Environment, load
 from workgym.core.episode import Episode
-from workgym.core.model import Model, Sampling
+from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.run.attempt import attempt
 from workgym.run.executors.executor import Job
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.progress import ProgressBar
 from workgym.run.rundir import RunDir, RunSpec
 from workgym.run.summary import Summary, summarize
 
 if TYPE_CHECKING:
-    from workgym.run.executors.executor import Executor
+    pass
 
 
 def default_out(env: Environment, policy: Policy, split: str) -> Path:
@@ -59,51 +60,40 @@ async def eval_async(
     env: Environment | str | Path,
     model: Model | TaskAwareModel | str | None = None,
     *,
-    policy: Policy | None = None,
     split: str = "dev",
     epochs: int = 1,
-    concurrency: int = 8,
     out: str | Path | None = None,
-    seed: int = 0,
-    limit: int | None = None,
-    max_retries: int = 2,
-    retry_backoff_s: float = 0.5,
-    progress: bool = True,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    sampling: Sampling | None = None,
-    system_prompt: str = "",
-    playbook: str | None = None,
-    forced: list[str] | None = None,
-    executor: str | Executor = "asyncio",
-    address: str | None = None,
+    options: EvalOptions | None = None,
 ) -> Run:
     """Evaluate a policy (or a model with a default policy) on a split; resumes `out`.
 
-    `forced` names the gates a caller overrode (e.g. ``["admission"]`` for an environment that
-    has not passed `workgym check`); it is written into run.json so the override stays visible.
-    `executor="ray"` (with an optional Ray `address`) plays the episodes on a Ray cluster while
-    this process still writes the run directory; see workgym.run.executors.
+    `options.forced` names the gates a caller overrode (e.g. ``["admission"]`` for an
+    environment that has not passed `workgym check`); it is written into run.json so the
+    override stays visible. `executor="ray"` (with an optional Ray `address`) plays the episodes
+    on a Ray cluster while this process still writes the run directory; see
+    workgym.run.executors.
     """
-    if address is not None and executor == "asyncio":
+    o = options or EvalOptions()
+    if o.address is not None and o.executor == "asyncio":
         raise ValueError("address is for executor='ray'; pass executor='ray' or drop address")
     environment = env if isinstance(env, Environment) else load(env)
+    policy = o.policy
     if policy is None:
         if model is None:
             raise ValueError("give a model (e.g. 'openai/<name>') or a Policy")
         policy = Policy(
             model,
-            system_prompt=system_prompt,
-            playbook=playbook,
-            sampling=sampling,
-            base_url=base_url,
-            api_key=api_key,
+            system_prompt=o.system_prompt,
+            playbook=o.playbook,
+            sampling=o.sampling,
+            base_url=o.base_url,
+            api_key=o.api_key,
         )
-    if epochs < 1 or concurrency < 1:
+    if epochs < 1 or o.concurrency < 1:
         raise ValueError("epochs and concurrency must be at least 1")
     tasks = environment.taskset.split(split)
-    if limit is not None:
-        tasks = tasks[:limit]
+    if o.limit is not None:
+        tasks = tasks[: o.limit]
     spec = RunSpec(
         env_id=environment.id,
         env_version=environment.version,
@@ -113,30 +103,32 @@ async def eval_async(
         policy_hash=policy.hash,
         split=split,
         epochs=epochs,
-        seed=seed,
+        seed=o.seed,
         n_tasks=len(tasks),
         limits=environment.limits.model_dump(),
         split_spec=environment.taskset.split_spec.model_dump(),
-        forced=sorted(forced or []),
+        forced=sorted(o.forced),
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
     todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done]
     total = len(tasks) * epochs
-    job = Job(environment, policy, split, seed, todo, concurrency, max_retries, retry_backoff_s)
+    job = Job(
+        environment, policy, split, o.seed, todo, o.concurrency, o.max_retries, o.retry_backoff_s
+    )
     try:
-        with ProgressBar(progress, total, total - len(todo), f"eval {environment.id}") as bar:
+        with ProgressBar(o.progress, total, total - len(todo), f"eval {environment.id}") as bar:
 
             def record(episode: Episode) -> None:  # this process stays the only writer
                 run_dir.append(episode)
                 bar.advance(episode.outcome == "error")
 
-            if executor == "asyncio":
+            if o.executor == "asyncio":
                 await _drive(job, record)
             else:
                 from workgym.run.executors import resolve_executor
 
-                await resolve_executor(executor, address=address).run(job, record)
+                await resolve_executor(o.executor, address=o.address).run(job, record)
     finally:
         run_dir.close()
     return Run(run_dir)
@@ -160,6 +152,22 @@ async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
         raise
 
 
-def eval(env: Environment | str | Path, model: Any = None, **kwargs: Any) -> Run:
-    """Synchronous `eval_async` for scripts; inside an event loop, await `eval_async`."""
-    return asyncio.run(eval_async(env, model, **kwargs))
+def eval(
+    env: Environment | str | Path,
+    model: Any = None,
+    *,
+    split: str = "dev",
+    epochs: int = 1,
+    out: str | Path | None = None,
+    options: EvalOptions | None = None,
+    **fields: Any,
+) -> Run:
+    """Synchronous `eval_async` for scripts; inside an event loop, await `eval_async`.
+
+    The options may also be given as keyword arguments (`concurrency=4, progress=False`).
+    """
+    if fields:
+        if options is not None:
+            raise ValueError("give options= or option keyword arguments, not both")
+        options = EvalOptions.of(**fields)
+    return asyncio.run(eval_async(env, model, split=split, epochs=epochs, out=out, options=options))
