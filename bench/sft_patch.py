@@ -29,6 +29,7 @@ from workgym.certify.workflow import Request, certify_async
 from workgym.core.environment import Environment
 from workgym.core.loading import load
 from workgym.run.policy import Policy
+from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 
@@ -53,7 +54,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def failing_kinds(env: Environment, model: str, out: Path, fail_below: float) -> list[str]:
-    run = await eval_async(env, model, split="train", out=out, progress=False)
+    run = await eval_async(env, model, split="train", out=out, options=EvalOptions(progress=False))
     wins: dict[str, list[float]] = defaultdict(list)
     for episode in run.dir.episodes():
         wins[kind(episode.family)].append(1.0 if episode.success else 0.0)

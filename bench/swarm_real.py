@@ -39,6 +39,7 @@ from workgym.core.environment import Environment
 from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy, Team
 from workgym.run.runner import Run, eval_async
 from workgym.swarm import Attempts, Roles
@@ -110,14 +111,16 @@ async def train(
 async def held_out(name: str, policy: Policy, args: argparse.Namespace) -> Run:
     return await eval_async(
         args.env_obj,
-        policy=policy,
         split=args.split,
         epochs=args.epochs,
-        seed=args.seed + 1,
-        limit=args.limit,
         out=args.out / "held_out" / slug(name),
-        concurrency=args.concurrency,
-        progress=not args.no_progress,
+        options=EvalOptions(
+            policy=policy,
+            seed=args.seed + 1,
+            limit=args.limit,
+            concurrency=args.concurrency,
+            progress=not args.no_progress,
+        ),
     )
 
 

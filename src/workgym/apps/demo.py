@@ -21,6 +21,7 @@ from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
 from workgym.guards.check import check_async
+from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 SOURCE = "builtin:nycflights13"
@@ -97,7 +98,7 @@ async def demo(root: Path) -> int:
         limit = model_tasks if arm.startswith("openai/") else None
         console.rule(f"workgym eval {env_dir} --model {arm} --split dev")
         out = runs / arm.replace("/", "_")
-        run = await eval_async(env, arm, split="dev", out=out, limit=limit)
+        run = await eval_async(env, arm, split="dev", out=out, options=EvalOptions(limit=limit))
         run.summary().print(console)
     console.print(
         f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/; "

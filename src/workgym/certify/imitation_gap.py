@@ -159,6 +159,7 @@ async def measure(
 ) -> ImitationReport:
     """Run (or resume) the experiment for every model and write imitation.json and the plot."""
     from workgym.run.policy import Policy
+    from workgym.run.options import EvalOptions
     from workgym.run.runner import eval_async
 
     out.mkdir(parents=True, exist_ok=True)
@@ -179,13 +180,15 @@ async def measure(
     for label, model in models.items():
         run = await eval_async(
             env,
-            policy=Policy(model, system_prompt=system_prompt),
             split=split,
             epochs=epochs,
-            limit=limit,
-            concurrency=concurrency,
             out=out / "free" / slug(label),
-            progress=progress,
+            options=EvalOptions(
+                policy=Policy(model, system_prompt=system_prompt),
+                limit=limit,
+                concurrency=concurrency,
+                progress=progress,
+            ),
         )
         wins: dict[str, list[float]] = defaultdict(list)
         for episode in run.dir.episodes():

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from workgym.core.episode import Episode
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet, canonical_json
 from workgym.core.tools import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_S, Ctx, Tool, Toolkit
@@ -69,7 +70,7 @@ class Environment:
         """Fresh per-episode state for the tools (a connection, a world). None by default."""
         return None
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         """The reward: judge what the agent produced against the hidden answer."""
         raise NotImplementedError(f"{type(self).__name__} must implement verify()")
 
@@ -87,60 +88,11 @@ class Environment:
         call = ToolCall(id="oracle_0", name=final.name, arguments=args)
         return [Message(role="assistant", tool_calls=[call])]
 
-    # -- guard hooks (GUARDS.md): how probes, baselines and the audit see this environment -----
-    # Every hook has a default that works for a single-answer environment; override the ones
-    # your verifier's semantics need. `workgym attack ENV` reports what it could not attack.
-
-    guard_tags: ClassVar[frozenset[str]] = frozenset()
-    """Declared verifier semantics, beyond what workgym infers from the tools (`final_answer`,
-    `tools`): e.g. `sql_answer`, `tool_calls`, `state`, `conclusion`, `judge`. Probes declare
-    which tags they attack; see workgym.guards.capabilities."""
-
-    baseline_thresholds: ClassVar[dict[str, float]] = {}
-    """Per-environment ceilings for baseline rewards (`null`, `constant`, `enumerating`,
-    `random`), overriding the defaults in workgym.guards.baselines."""
-
-    def submit(self, task: Task, answer: Any, text: str = "") -> list[Message]:
-        """Assistant turns that submit `answer` as the final answer (with optional prose).
-
-        Probes and baselines use this to play an arbitrary answer through the real tools. The
-        default calls the single-argument final tool, or, without a final tool, replies with the
-        answer as text (the text is then the answer).
-        """
-        final = self.final_tool
-        if final is None:
-            body = answer if isinstance(answer, str) else json.dumps(answer, default=str)
-            content = f"{text}\n\n{body}" if text else body
-            return [Message(role="assistant", content=content)]
-        if len(final.params) != 1:
-            raise NotImplementedError(
-                f"{type(self).__name__}'s final tool takes {len(final.params)} arguments; "
-                "implement submit(task, answer, text) so probes can play answers"
-            )
-        args = json.dumps({final.params[0]: answer}, default=str)
-        call = ToolCall(id="submit_0", name=final.name, arguments=args)
-        return [Message(role="assistant", content=text, tool_calls=[call])]
-
-    def wrong_answer(self, task: Task) -> Any:
-        """A plausible wrong answer for `task` (probes: injection, fake verdict, two answers).
-
-        The default is another task's gold answer, preferring tasks of the same kind (the family
-        key up to its first '/'), that differs from this task's; None when there is none.
-        Override with a near miss (a neighbouring query's result) when you have one.
-        """
-        return other_task_gold(self.taskset, task)
-
-    def gold_values(self, task: Task) -> Any:
-        """The part of the gold answer an agent can only learn from the data: what the audit's
-        provenance check traces through the transcript. The default is the whole answer;
-        override to leave out what the verifier never compares (a hidden manifest, the gold's
-        own evidence queries), which an honest answer has no reason to have observed."""
-        return task.answer
-
-    def audit_flags(self, task: Task, episode: Any) -> list[str]:
-        """Environment-specific audit flags (canaries seen, state diffs that contradict a claim),
-        added to the generic ones of workgym.guards.audit. Must be cheap and never raise."""
-        return []
+    # -- data hooks: what the environment reads besides its tasks ------------------------------
+    # Guard hooks (how probes, baselines and the audit see an environment: `submit`,
+    # `wrong_answer`, `gold_values`, `audit_flags`, `guard_tags`, `baseline_thresholds`) are
+    # not part of this contract: define them on your class when your verifier's semantics need
+    # them (workgym.guards.hooks has the protocols and the defaults).
 
     def verify_data(self) -> DataCheck:
         """Check data files the tasks rely on that `data_hash` leaves out because they are too
@@ -198,7 +150,7 @@ class Environment:
             max_output_chars=self.limits.max_tool_output_chars,
         )
 
-    def score(self, task: Task, episode: Any) -> Verdict:
+    def score(self, task: Task, episode: Episode) -> Verdict:
         """verify() behind the guards every environment needs.
 
         No submission when one is required, or an episode cut by a limit before the agent
@@ -223,7 +175,7 @@ class Environment:
             )
         return verdict
 
-    async def score_async(self, task: Task, episode: Any) -> Verdict:
+    async def score_async(self, task: Task, episode: Episode) -> Verdict:
         """Async hook for slow verifiers (override to run them in a thread); default inline."""
         return self.score(task, episode)
 
@@ -270,19 +222,3 @@ class Environment:
         self.save_data(out)
         (out / MANIFEST).write_text(json.dumps(self.manifest(), indent=2) + "\n")
         return out
-
-
-def other_task_gold(tasks: TaskSet, task: Task) -> Any:
-    """Another task's real gold answer that differs from `task`'s, preferring the same kind
-    (the family up to its first '/'); None when every task has the same answer."""
-    mine = canonical_json(task.answer)
-    kind = task.family.split("/", 1)[0]
-    fallback: Any = None
-    for other in tasks:
-        if other.id == task.id or canonical_json(other.answer) == mine:
-            continue
-        if other.family.split("/", 1)[0] == kind:
-            return other.answer
-        if fallback is None:
-            fallback = other.answer
-    return fallback

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from workgym.guards.audit_detectors import DETECTORS
 from workgym.guards.audit_view import view
+from workgym.guards.hooks import audit_flags
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -62,7 +63,7 @@ def audit(env: Environment, task: Task, ep: Episode) -> Findings:
         except Exception as exc:  # the audit must never lose an episode
             flags.add(f"audit_error:{detector.__name__}:{type(exc).__name__}")
     try:
-        flags.update(env.audit_flags(task, ep))
+        flags.update(audit_flags(env, task, ep))
     except Exception as exc:
         flags.add(f"audit_error:environment:{type(exc).__name__}")
     placed = {f: sorted(at) for f, at in sorted(sites.items())}

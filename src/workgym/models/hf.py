@@ -170,8 +170,8 @@ class LocalGenerator:
     def generate(
         self, prompt_ids: list[int], sampling: Sampling, max_new_tokens: int
     ) -> tuple[list[int], list[float]]:
-        torch = _lib("torch")
-        transformers = _lib("transformers")
+        torch = optional_lib("torch")
+        transformers = optional_lib("transformers")
 
         device = next(self.model.parameters()).device
         sample = sampling.temperature > 0
@@ -257,7 +257,7 @@ class HFModel:
         )
 
 
-def _lib(name: str) -> Any:
+def optional_lib(name: str) -> Any:
     """Import an optional heavy library ([train] extra) where it is used, typed as Any."""
     import importlib
 
@@ -279,7 +279,7 @@ def load_local(path: str) -> tuple[Any, Any]:
             "directory written by save_pretrained, or build a tiny one with "
             "`python -m workgym.train.tiny DIR`"
         )
-    transformers = _lib("transformers")
+    transformers = optional_lib("transformers")
     tokenizer = transformers.AutoTokenizer.from_pretrained(root, local_files_only=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(root, local_files_only=True)
     model.eval()

@@ -32,9 +32,9 @@ from workgym.core.errors import ConfigError
 from workgym.core.loading import load
 from workgym.core.model import Completion
 from workgym.models.hf import parse_reply
+from workgym.run.attempt import episode_seed
 from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
-from workgym.run.runner import episode_seed
 from workgym.train.trl.env_factory import TrainerDriven
 
 try:

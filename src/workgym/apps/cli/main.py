@@ -85,6 +85,7 @@ def eval_cmd(
 ) -> None:
     """Evaluate a model on a split; re-running the same command resumes the run."""
     from workgym.run.executors import Executor, resolve_executor
+    from workgym.run.options import EvalOptions
     from workgym.run.runner import eval_async
 
     if executor == "asyncio" and (address is not None or workers is not None):
@@ -104,16 +105,18 @@ def eval_cmd(
             model,
             split=split,
             epochs=epochs,
-            concurrency=concurrency,
             out=out_dir,
-            seed=seed,
-            limit=limit,
-            base_url=base_url,
-            api_key=api_key,
-            sampling=sampling,
-            playbook=text,
-            progress=progress,
-            executor=runner,
+            options=EvalOptions(
+                concurrency=concurrency,
+                seed=seed,
+                limit=limit,
+                base_url=base_url,
+                api_key=api_key,
+                sampling=sampling,
+                playbook=text,
+                progress=progress,
+                executor=runner,
+            ),
         )
     )
     run.summary().print(out)

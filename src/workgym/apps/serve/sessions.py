@@ -23,12 +23,11 @@ from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
-from workgym.core.messages import Message
+from workgym.core.messages import Message, from_openai
 from workgym.core.model import Completion, Sampling
 from workgym.core.tasks import SPLITS, Task
 from workgym.core.tools import ToolSpec
 from workgym.run.finish import finish_episode
-from workgym.run.gym import _from_openai
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir, RunSpec
 
@@ -190,7 +189,7 @@ class Session:
             raise ServeError(409, "a step is already running in this session; wait for it")
         async with self.lock:
             try:
-                parsed = message if isinstance(message, Message) else _from_openai(message)
+                parsed = message if isinstance(message, Message) else from_openai(message)
             except (TypeError, ValueError, AttributeError) as exc:
                 raise ServeError(
                     400, f"step needs an assistant message in chat-completions form ({exc})"

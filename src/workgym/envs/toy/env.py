@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
 from workgym.core.errors import ToolError
 from workgym.core.loading import register
 from workgym.core.tasks import SplitSpec, Task, TaskSet
@@ -163,7 +164,7 @@ class ToyShop(Environment):
     def state(self, task: Task) -> Any:
         return CATALOG
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         answer = episode.answer
         if isinstance(answer, bool) or not isinstance(answer, int):
             return Verdict.wrong(Status.parse_error, got=answer)

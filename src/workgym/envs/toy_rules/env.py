@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
 from workgym.core.errors import ToolError
 from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
@@ -118,7 +119,7 @@ class ToyRules(Environment):
     def state(self, task: Task) -> Any:
         return dict(CATALOGUE)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         got = episode.answer
         if not isinstance(got, str):
             return Verdict.wrong(Status.parse_error, got=got)

@@ -33,10 +33,10 @@ from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling
 from workgym.core.tasks import Task
 from workgym.core.tools import Tool, ToolSpec
+from workgym.run.attempt import episode_seed
 from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir
-from workgym.run.runner import episode_seed
 from workgym.train.trl.rollout import RolloutStats, reward_of, rollout_stats, train_tasks
 
 RESERVED = {"reset", "get_reward"}

@@ -84,10 +84,10 @@ def train_grpo(
     if settings.steps < 1 or settings.num_generations < 2:
         raise ConfigError("use --steps >= 1 and --num-generations >= 2 (GRPO compares a group)")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from workgym.models.hf import HFModel, _lib, load_local
+    from workgym.models.hf import HFModel, load_local, optional_lib
 
     torch, datasets, transformers, trl = (
-        _lib(n) for n in ("torch", "datasets", "transformers", "trl")
+        optional_lib(n) for n in ("torch", "datasets", "transformers", "trl")
     )
 
     network, tokenizer = load_local(model.removeprefix("hf/"))
@@ -160,7 +160,7 @@ def train_grpo(
     )
     peft_config = None
     if settings.lora:
-        peft_config = _lib("peft").LoraConfig(
+        peft_config = optional_lib("peft").LoraConfig(
             r=settings.lora_rank, lora_alpha=2 * settings.lora_rank,
             target_modules="all-linear", task_type="CAUSAL_LM",
         )  # fmt: skip
