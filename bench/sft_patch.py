@@ -28,8 +28,8 @@ from typing import Any
 from workgym.certify.workflow import Request, certify_async
 from workgym.core.environment import Environment
 from workgym.core.loading import load
-from workgym.run.policy import Policy
 from workgym.run.options import EvalOptions
+from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
 
 

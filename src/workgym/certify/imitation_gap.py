@@ -158,8 +158,8 @@ async def measure(
     progress: bool = True,
 ) -> ImitationReport:
     """Run (or resume) the experiment for every model and write imitation.json and the plot."""
-    from workgym.run.policy import Policy
     from workgym.run.options import EvalOptions
+    from workgym.run.policy import Policy
     from workgym.run.runner import eval_async
 
     out.mkdir(parents=True, exist_ok=True)
