@@ -85,6 +85,7 @@ class Registry(Generic[T]):
         self.group = group
         self.hint = hint
         self._process: dict[str, Entry[T]] = {}
+        self._seen: tuple[EntryPoints, list[Entry[T]]] | None = None  # this group of one scan
 
     # -- registration ------------------------------------------------------------------------
 
@@ -100,11 +101,15 @@ class Registry(Generic[T]):
     # -- lookup ------------------------------------------------------------------------------
 
     def _declared(self) -> list[Entry[T]]:
+        scan = _scan()
+        if self._seen is not None and self._seen[0] is scan:
+            return self._seen[1]
         found = []
-        for ep in _scan().select(group=self.group):
+        for ep in scan.select(group=self.group):
             dist = ep.dist.name if ep.dist is not None else None
             loader = cast(Callable[[], T], _entry_point_loader(ep, self.kind))
             found.append(Entry(ep.name, ep.value, dist, loader))
+        self._seen = (scan, found)
         return found
 
     def entries(self) -> dict[str, Entry[T]]:
