@@ -76,7 +76,7 @@ def test_report_files_are_written_and_escaped(report: AttackReport, tmp_path: Pa
     html = (tmp_path / "attack.html").read_text()
     assert "<table>" in html and "master-key-solution" in html
     hostile = report.model_copy(update={"env_id": "<script>alert(1)</script>"})
-    from workgym.guards.report import attack_section
+    from workgym.guards.attack_report import attack_section
 
     assert "<script>" not in attack_section(hostile)
 

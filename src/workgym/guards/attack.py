@@ -72,7 +72,7 @@ class AttackReport(BaseModel):
         return next((c for c in self.cells if c.probe == probe and c.family == family), None)
 
     def write(self, out: Path) -> Path:
-        from workgym.guards.report import attack_page
+        from workgym.guards.attack_report import attack_page
 
         out.mkdir(parents=True, exist_ok=True)
         body = self.model_dump(mode="json") | {"passed": self.passed}

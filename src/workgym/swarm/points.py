@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
-from workgym.certify.compare import counted
+from workgym.certify.comparison import counted
 from workgym.core.model import ConfigError
 from workgym.guards.review import read_reviews
 from workgym.run.rundir import RunDir, read_spec

@@ -15,7 +15,7 @@ from typing import Any
 from workgym.core.model import Model, TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.stats.tests import mean_ci
-from workgym.train.playbook.gates import Group
+from workgym.train.playbook.groups import Group
 from workgym.train.playbook.rollouts import Rollouts
 
 

@@ -283,7 +283,7 @@ async def investigate_async(
         skipped=skipped,
         findings=findings,
     )
-    from workgym.envs.warehouse.investigate.report import write_report
+    from workgym.envs.warehouse.investigate.findings_report import write_report
 
     write_report(report, out)
     return report

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from workgym.core.tools import Ctx, ToolError, tool
-from workgym.envs.warehouse.generate.families.results import plain
+from workgym.envs.warehouse.generate.families.gold import plain
 from workgym.envs.warehouse.runtime.answers import SubmittedAnswer
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 from workgym.envs.warehouse.source.duck import qi
