@@ -11,9 +11,17 @@ class MissingExtra(ImportError):
 
 
 def require(module: str, extra: str) -> None:
-    """Raise `MissingExtra` with the install line unless `module` can be imported."""
-    if importlib.util.find_spec(module) is None:
+    """Raise `MissingExtra` with the install line unless `module` can be imported.
+
+    Name a submodule (`verifiers.envs`) where a bare top-level name could also be a folder on
+    sys.path (a namespace package), which find_spec would find without the package."""
+    top = module.split(".")[0]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:
+        found = False
+    if not found:
         raise MissingExtra(
-            f"{module} is not installed (the {extra!r} adapter needs it): "
+            f"{top} is not installed (the {extra!r} adapter needs it): "
             f"pip install 'workgym[{extra}]'"
         )
