@@ -49,3 +49,16 @@ def test_workgym_protocol_still_needs_the_token_and_unknown_protocols_are_refuse
 def test_missing_extra_names_the_install_line() -> None:
     with pytest.raises(MissingExtra, match=r"pip install 'workgym\[gymnasium\]'"):
         require("no_such_module_for_workgym", "gymnasium")
+
+
+def test_cli_refuses_openenv_protocol_off_loopback_and_unknown_protocols() -> None:
+    from typer.testing import CliRunner
+
+    from workgym.apps.cli.main import app
+
+    runner = CliRunner()
+    args = ["serve", "workgym/toy-shop", "--protocol", "openenv", "--host", "0.0.0.0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0 and "carries no token" in result.output
+    result = runner.invoke(app, ["serve", "workgym/toy-shop", "--protocol", "grpc"])
+    assert result.exit_code != 0 and "use workgym or openenv" in result.output

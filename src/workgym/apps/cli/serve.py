@@ -78,15 +78,17 @@ def serve_cmd(
     if protocol == "openenv":
         print(
             "protocol: openenv; next: from workgym.adapters.openenv_adapter import "
-            f"WorkgymEnvClient; WorkgymEnvClient(base_url='http://{host}:{port}')"
+            f"WorkgymEnvClient; WorkgymEnvClient(base_url='http://{host}:{port}')",
+            flush=True,
         )
     if token is None:
-        print(f"token: {secret}")
-    print(
-        f"next: from workgym.apps.serve.client import EnvClient; "
-        f"EnvClient('http://{host}:{port}', TOKEN).reset()",
-        flush=True,
-    )
+        print(f"token: {secret}" + (" (HTTP routes only)" if protocol == "openenv" else ""))
+    if protocol == "workgym":
+        print(
+            f"next: from workgym.apps.serve.client import EnvClient; "
+            f"EnvClient('http://{host}:{port}', TOKEN).reset()",
+            flush=True,
+        )
     serve(
         environment,
         host=host,
