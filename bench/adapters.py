@@ -35,6 +35,7 @@ from workgym.adapters.episodes import open_episode
 from workgym.core.messages import Message
 from workgym.core.model import Completion
 from workgym.envs.toy.env import ToyShop
+from workgym.run.finish import finish_episode
 
 STEPS = 3
 ENV = ToyShop()
@@ -50,7 +51,7 @@ async def bare(task_index: int) -> None:
     driver = open_episode(ENV, task, "bench/bare")
     for turn in three_turns(task, ENV):
         await driver.step(Completion(message=turn))
-    await driver.finish()
+    await finish_episode(driver)
 
 
 def gymnasium_player() -> Callable[[int], None]:
@@ -109,7 +110,7 @@ def inspect_player() -> Callable[[int], Awaitable[None]]:
             transcript.append(reply)
             replies = await driver.step(Completion(message=to_workgym(reply)))
             transcript.extend(to_inspect(m) for m in replies)
-        await driver.finish()
+        await finish_episode(driver)
 
     return play
 

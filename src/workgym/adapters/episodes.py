@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workgym.core.episode import EpisodeDriver
+from workgym.core.driver import EpisodeDriver
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import Completion, ConfigError, Sampling
+from workgym.core.model import Completion, Sampling
 from workgym.run.policy import Policy
 
 if TYPE_CHECKING:

@@ -19,8 +19,9 @@ import json
 from typing import Any, SupportsFloat
 
 from workgym.adapters.extras import require
-from workgym.core.environment import Environment, load, registered
+from workgym.core.environment import Environment
 from workgym.core.episode import Episode
+from workgym.core.loading import load, registered
 from workgym.core.messages import Message
 from workgym.core.messages import from_openai as message_from_openai
 from workgym.run.gym import GymEnv, draw_task

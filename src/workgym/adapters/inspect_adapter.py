@@ -21,10 +21,12 @@ from typing import Any
 
 from workgym.adapters.episodes import open_episode, opening, training_tasks
 from workgym.adapters.extras import require
-from workgym.core.environment import Environment, load
-from workgym.core.episode import EpisodeDriver
+from workgym.core.driver import EpisodeDriver
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion
+from workgym.run.finish import finish_episode
 
 require("inspect_ai", "inspect")
 from inspect_ai import Task, task  # noqa: E402
@@ -123,7 +125,7 @@ def workgym_verdict(episodes: Episodes) -> Any:
             return Score(value=0.0, explanation="no workgym episode: use the workgym_agent solver")
         if not driver.done:
             driver.fail("inspect: the solver stopped before the episode ended")
-        episode = await driver.finish()
+        episode = await finish_episode(driver)
         status = episode.verdict.status.value if episode.verdict else "error"
         return Score(
             value=episode.reward,

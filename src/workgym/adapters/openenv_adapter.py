@@ -26,9 +26,11 @@ from pydantic import Field
 from workgym.adapters.episodes import open_episode
 from workgym.adapters.extras import require
 from workgym.apps.serve.sessions import ServeError, pick_task
-from workgym.core.environment import Environment, load
-from workgym.core.episode import EpisodeDriver
+from workgym.core.driver import EpisodeDriver
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.model import Completion
+from workgym.run.finish import finish_episode
 from workgym.run.gym import message_from_openai
 
 require("openenv", "openenv")
@@ -103,7 +105,7 @@ class WorkgymOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
             messages=[m.to_openai() for m in replies], task_id=driver.task.id
         )
         if driver.done:
-            episode = await driver.finish()
+            episode = await finish_episode(driver)
             observation.reward = episode.reward
             observation.done = True
         else:

@@ -19,10 +19,13 @@ from typing import Any
 
 from workgym.adapters.episodes import open_episode, opening, training_tasks
 from workgym.adapters.extras import require
-from workgym.core.environment import Environment, load
-from workgym.core.episode import Episode, EpisodeDriver
+from workgym.core.driver import EpisodeDriver
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode
+from workgym.core.loading import load
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion
+from workgym.run.finish import finish_episode
 
 require("verifiers.envs", "verifiers")  # the install hint, before the imports it guards
 import datasets  # noqa: E402
@@ -106,7 +109,7 @@ class WorkgymVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]
                 driver.fail(f"verifiers: {error}")
             else:
                 driver.truncate("time_limit" if state.get("timed_out") else "max_turns")
-        return await driver.finish()
+        return await finish_episode(driver)
 
 
 def load_environment(env: str = "workgym/toy-shop", **kwargs: Any) -> WorkgymVerifiersEnv:

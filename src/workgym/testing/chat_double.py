@@ -17,7 +17,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Sampling, TaskAwareModel
+from workgym.core.model import Sampling
+from workgym.core.task_aware import TaskAwareModel
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
