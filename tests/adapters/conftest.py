@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from adapters_harness import DOUBLE, ENV_ID, run_cli
@@ -21,29 +22,27 @@ def double() -> Iterator[ScriptedChatServer]:
 
 
 @pytest.fixture(scope="session")
-def workgym_rewards(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
-    """`workgym eval` of the double on the dev split: task id -> reward."""
+def workgym_episodes(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
+    """`workgym eval` of the double on the dev split: its episodes.jsonl records."""
     out = tmp_path_factory.mktemp("wg") / "run"
-    run_cli(
-        [
-            sys.executable,
-            "-m",
-            "workgym",
-            "eval",
-            ENV_ID,
-            "--model",
-            DOUBLE,
-            "--split",
-            "dev",
-            "--out",
-            str(out),
-        ]
-    )
-    lines = (out / "episodes.jsonl").read_text().splitlines()
-    rewards = {}
-    for line in lines:
-        episode = json.loads(line)
-        rewards[episode["task_id"]] = episode["verdict"]["reward"]
-    assert len(rewards) == len(ToyShop().taskset.split("dev"))
-    assert 0 < sum(rewards.values()) < len(rewards)  # the comparison is not all-or-nothing
+    args = ["eval", ENV_ID, "--model", DOUBLE, "--split", "dev", "--out", str(out)]
+    run_cli([sys.executable, "-m", "workgym", *args])
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == len(ToyShop().taskset.split("dev"))
+    return episodes
+
+
+@pytest.fixture(scope="session")
+def workgym_rewards(workgym_episodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Task id -> reward under `workgym eval`; not all-or-nothing, so the comparison bites."""
+    rewards = {e["task_id"]: float(e["verdict"]["reward"]) for e in workgym_episodes}
+    assert 0 < sum(rewards.values()) < len(rewards)
     return rewards
+
+
+@pytest.fixture(scope="session")
+def workgym_flags(workgym_episodes: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Task id -> the audit's flags under `workgym eval` (some tasks raise some)."""
+    flags = {e["task_id"]: sorted(e["flags"]) for e in workgym_episodes}
+    assert any(flags.values()) and not all(flags.values())
+    return flags

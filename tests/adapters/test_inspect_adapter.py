@@ -60,8 +60,11 @@ def inspect_eval(log_dir: Path, model: str, *extra: str, env: dict[str, str] | N
 
 
 @pytest.mark.slow
-def test_inspect_eval_gives_workgym_eval_rewards(
-    double: ScriptedChatServer, workgym_rewards: dict[str, float], tmp_path: Path
+def test_inspect_eval_gives_workgym_eval_rewards_and_flags(
+    double: ScriptedChatServer,
+    workgym_rewards: dict[str, float],
+    workgym_flags: dict[str, list[str]],
+    tmp_path: Path,
 ) -> None:
     log = inspect_eval(
         tmp_path,
@@ -74,6 +77,10 @@ def test_inspect_eval_gives_workgym_eval_rewards(
     assert result.status == "success" and result.samples is not None
     rewards = {str(s.id): s.scores["workgym_verdict"].value for s in result.samples}
     assert rewards == workgym_rewards
+    flags = {
+        str(s.id): sorted(s.scores["workgym_verdict"].metadata["flags"]) for s in result.samples
+    }
+    assert flags == workgym_flags  # the audit ran on the Inspect episodes too
     tools = {
         t.name for s in result.samples[:1] for e in s.events if e.event == "model" for t in e.tools
     }

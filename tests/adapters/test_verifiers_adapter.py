@@ -29,13 +29,16 @@ def test_dataset_is_the_training_view_and_tools_are_the_envs() -> None:
 
 
 @pytest.mark.slow
-def test_vf_eval_gives_workgym_eval_rewards(
-    double: ScriptedChatServer, workgym_rewards: dict[str, float], tmp_path: object
+def test_vf_eval_gives_workgym_eval_rewards_and_flags(
+    double: ScriptedChatServer,
+    workgym_rewards: dict[str, float],
+    workgym_flags: dict[str, list[str]],
+    tmp_path: object,
 ) -> None:
     out = f"{tmp_path}/vf"
     args = ["workgym.adapters.verifiers_adapter", "-a", json.dumps({"env": ENV_ID})]
     args += ["-m", double.model_name, "-b", double.base_url, "-k", "DOUBLE_KEY"]
-    args += ["-n", str(len(workgym_rewards)), "-r", "1", "-s", "-o", out]
+    args += ["-n", str(len(workgym_rewards)), "-r", "1", "-s", "-o", out, "-C", "workgym_flags"]
     run_cli(
         [bin_path("vf-eval"), *args, "--disable-tui", "--disable-env-server"],
         env={"DOUBLE_KEY": "unused"},
@@ -46,4 +49,6 @@ def test_vf_eval_gives_workgym_eval_rewards(
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     rewards = {row["info"]["task_id"]: row["reward"] for row in rows}
     assert rewards == workgym_rewards
+    flags = {row["info"]["task_id"]: sorted(row["workgym_flags"]) for row in rows}
+    assert flags == workgym_flags  # the audit ran on the verifiers rollouts too
     assert all(row.get("error") is None for row in rows)
