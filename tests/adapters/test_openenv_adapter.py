@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -114,3 +115,26 @@ def test_generic_client_and_protocol_details(server_url: str) -> None:
                 await client.reset(task_id=toy.taskset.split("test")[0].id)
 
     asyncio.run(go())
+
+
+@pytest.mark.slow
+def test_served_openenv_episodes_are_audited_into_the_run_directory(
+    double: ScriptedChatServer,
+    workgym_flags: dict[str, list[str]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """OpenEnv's observations carry no flags; `workgym serve --out` records them."""
+    out = tmp_path_factory.mktemp("served") / "run"
+    app = build_app(ToyShop(), token="unused-by-openenv", protocol="openenv", out=out)
+    agent = agent_of(double)
+
+    async def play_all(url: str) -> None:
+        for task_id in workgym_flags:
+            async with WorkgymEnvClient(base_url=url) as client:
+                await play_episode(client, agent, task_id=task_id, split="dev")
+
+    for url in _serve(app):
+        asyncio.run(play_all(url))
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    flags = {e["task_id"]: sorted(e["flags"]) for e in map(json.loads, lines)}
+    assert flags == workgym_flags
