@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from adapters_harness import DOUBLE, ENV_ID, run_cli
 
+from adapters.adapters_harness import DOUBLE, ENV_ID, run_cli
 from workgym.envs.toy.env import ToyShop
 from workgym.testing.chat_double import ScriptedChatServer
 

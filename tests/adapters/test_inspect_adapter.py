@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapters_harness import DOUBLE, ENV_ID, bin_path, run_cli
 
 import workgym as wg
+from adapters.adapters_harness import DOUBLE, ENV_ID, bin_path, run_cli
 from workgym.envs.toy.env import ToyShop
 from workgym.testing.chat_double import ScriptedChatServer, ScriptedReplies
 from workgym.testing.scripted import get_scripted

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from adapters_harness import ENV_ID, bin_path, run_cli
 
+from adapters.adapters_harness import ENV_ID, bin_path, run_cli
 from workgym.envs.toy.env import ToyShop
 from workgym.testing.chat_double import ScriptedChatServer
 
