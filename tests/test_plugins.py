@@ -268,6 +268,9 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
 
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     declared = tomllib.loads(pyproject.read_text())["project"]["entry-points"]
+    # Entry points into other ecosystems (inspect_ai's task registry) belong to the adapters;
+    # their tests run that ecosystem's own loader (tests/adapters).
+    declared = {group: names for group, names in declared.items() if group.startswith("workgym.")}
     registries = [ENVIRONMENTS, PROVIDERS, DOUBLES, COMMANDS, TRAINERS, EXECUTORS]
     assert sorted(declared) == sorted(r.group for r in registries)
     for reg in registries:

@@ -25,13 +25,13 @@ from pydantic import Field
 
 from workgym.adapters.episodes import open_episode
 from workgym.adapters.extras import require
-from workgym.apps.serve.sessions import ServeError, pick_task
 from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
 from workgym.core.loading import load
+from workgym.core.messages import from_openai
 from workgym.core.model import Completion
 from workgym.run.finish import finish_episode
-from workgym.run.gym import message_from_openai
+from workgym.run.gym import draw_task
 
 require("openenv", "openenv")
 from openenv.core.client_types import StepResult  # noqa: E402
@@ -75,10 +75,13 @@ class WorkgymOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
         split: str = "train",
         **kwargs: Any,
     ) -> ChatObservation:
-        try:  # the same draw as `workgym serve`, so the two OpenEnv servers agree on seeds
-            task = pick_task(self.env, task_id, split, seed or 0, allow_test=False)
-        except ServeError as exc:
-            raise ValueError(str(exc)) from exc
+        taskset = self.env.taskset  # the same draws as `workgym serve` and Gymnasium's reset
+        if task_id is not None:
+            if task_id not in taskset or taskset.split_of(taskset[task_id]) == "test":
+                raise ValueError(f"no task {task_id!r} in the training view of {self.env.id}")
+            task = taskset[task_id]
+        else:
+            task = draw_task(self.env, seed or 0, split)
         self.driver = open_episode(self.env, task, "openenv/client", seed=seed or 0)
         self._state = State(episode_id=episode_id or uuid.uuid4().hex, step_count=0)
         return ChatObservation(
@@ -98,7 +101,7 @@ class WorkgymOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
         driver = self.driver
         if driver is None or driver.done:
             raise RuntimeError("no episode running: reset first")
-        message = message_from_openai({"content": action.content, "tool_calls": action.tool_calls})
+        message = from_openai({"content": action.content, "tool_calls": action.tool_calls})
         replies = await driver.step(Completion(message=message))
         self._state.step_count += 1
         observation = ChatObservation(

@@ -122,36 +122,6 @@ def null() -> ScriptedModel:
     return ScriptedModel("scripted/null", turns=[Message(role="assistant")])
 
 
-def _mixed_turns(task: Task, env: Environment) -> Sequence[Message]:
-    """Right on about half the tasks (by a hash of the id), a plausible wrong answer on the
-    rest, after one malformed call to a lookup tool (an empty argument list): a double whose
-    per-task rewards differ, for comparing harnesses task by task."""
-    import hashlib
-    import json
-
-    from workgym.core.messages import ToolCall
-
-    lookups = [t for t in env.tools if not t.final]
-    opening = (
-        [
-            Message(
-                role="assistant",
-                tool_calls=[ToolCall(id="m0", name=lookups[0].name, arguments=json.dumps({}))],
-            )
-        ]
-        if lookups
-        else []
-    )
-    if hashlib.sha256(task.id.encode()).digest()[0] % 2 == 0:
-        return [*opening, *env.oracle(task)]
-    return [*opening, *env.submit(task, env.wrong_answer(task))]
-
-
-def mixed() -> TaskScript:
-    """`scripted/mixed`: per-task rewards that differ (see `_mixed_turns`), never a result."""
-    return TaskScript("scripted/mixed", _mixed_turns)
-
-
 DoubleFactory = Callable[[], TaskAwareModel]
 
 DOUBLES: Registry[DoubleFactory] = Registry(
