@@ -101,3 +101,20 @@ def test_requests_are_bounded_with_a_sentence_saying_what_to_change(served: Serv
     assert status == 413 and "bytes" in body["error"]["message"]
     status, body = post(url, json.dumps(ok).encode())
     assert status == 200 and body["usage"]["completion_tokens"] <= 2
+
+
+def test_serve_model_command_refuses_non_loopback_and_non_local_models() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from workgym.apps.cli.serve_model import register
+    from workgym.core.errors import ConfigError
+
+    app = typer.Typer()
+    register(app)
+    app.command("noop")(lambda: None)  # two commands, so typer keeps the command name
+    runner = CliRunner()
+    wide = runner.invoke(app, ["serve-model", "hf/x", "--host", "0.0.0.0"])
+    assert isinstance(wide.exception, ConfigError) and "loopback only" in str(wide.exception)
+    remote = runner.invoke(app, ["serve-model", "openai/gpt-4o"])
+    assert isinstance(remote.exception, ConfigError) and "hf/<dir>" in str(remote.exception)
