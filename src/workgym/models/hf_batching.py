@@ -186,7 +186,8 @@ class BatchedGenerator:
     process) and retires when idle, so exiting waits at most `IDLE_EXIT_S`.
 
     `window_s`: how long the batch stays open after the latest arrival; `max_wait_s` bounds the
-    wait after the first; `max_batch` rows and `max_batch_tokens` padded prompt tokens bound the
+    wait after the first (both grow to 1% and 5% of the last batch's decode time, capped at
+    0.5 s and 2 s); `max_batch` rows and `max_batch_tokens` padded prompt tokens bound the
     memory of one batch (a prompt longer than the token budget still runs, alone).
     """
 
@@ -214,6 +215,7 @@ class BatchedGenerator:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._last_size = max_batch  # the first batch waits out the window
+        self._last_seconds = 0.0
 
     def submit(
         self,
@@ -268,8 +270,12 @@ class BatchedGenerator:
         batch = [first]
         started = last = time.monotonic()
         expected = min(self.max_batch, self._last_size)
+        # Waiting is cheap next to splitting a batch: scale both waits with the last batch's
+        # decode time (a busy machine renders and runs tools slowly too), within fixed caps.
+        window = min(max(self.window_s, 0.01 * self._last_seconds), 0.5)
+        patience = min(max(self.max_wait_s, 0.05 * self._last_seconds), 2.0)
         while len(batch) < self.max_batch:
-            wait = min(last + self.window_s, started + self.max_wait_s) - time.monotonic()
+            wait = min(last + window, started + patience) - time.monotonic()
             item = self._next(0.0 if len(batch) >= expected else max(wait, 0.0))
             if item is None:
                 break
@@ -300,6 +306,7 @@ class BatchedGenerator:
                 continue
             self.batches.append(len(batch))
             self._last_size = len(batch)
+            began = time.monotonic()
             try:
                 results = decode_batch(
                     self.model,
@@ -312,6 +319,7 @@ class BatchedGenerator:
                 for request in batch:
                     request.future.set_exception(exc)
                 continue
+            self._last_seconds = time.monotonic() - began
             for request, result in zip(batch, results, strict=True):
                 request.future.set_result(result)
 
