@@ -56,6 +56,24 @@ def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
         return exc.code, json.loads(exc.read())
 
 
+def announce_only(base: str, length: int) -> tuple[int, dict[str, Any]]:
+    """Headers announcing a body of `length` bytes, none sent: refused on the header alone."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    conn.putrequest("POST", parts.path + "/chat/completions")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", str(length))
+    conn.endheaders()
+    response = conn.getresponse()
+    try:
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
 def test_openai_provider_gets_tool_calls_usage_and_token_ids(served: Served) -> None:
     env = ToyShop()
     task = env.taskset.split("dev")[0]
@@ -96,8 +114,7 @@ def test_requests_are_bounded_with_a_sentence_saying_what_to_change(served: Serv
     assert status == 400 and "max_tokens" in body["error"]["message"]
     status, body = post(url, json.dumps({**ok, "model": "other"}).encode())
     assert status == 404 and "'tiny'" in body["error"]["message"]
-    huge = {**ok, "messages": [{"role": "user", "content": "x" * MAX_BODY_BYTES}]}
-    status, body = post(url, json.dumps(huge).encode())
+    status, body = announce_only(served.url, MAX_BODY_BYTES + 1)
     assert status == 413 and "bytes" in body["error"]["message"]
     status, body = post(url, json.dumps(ok).encode())
     assert status == 200 and body["usage"]["completion_tokens"] <= 2

@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workgym.core.errors import ConfigError
 
@@ -153,9 +154,12 @@ def ensure_cached(spec: BuiltinModel, *, echo: bool = True) -> Path:
 
 def dequantise(spec: BuiltinModel, out: Path) -> None:
     """Read the GGUF into torch and save a plain transformers directory (fp32 safetensors)."""
-    from workgym.models.hf import optional_lib
-
-    torch, transformers = optional_lib("torch"), optional_lib("transformers")
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        hint = f"hf/{spec.name} needs the [train] extra ({exc}); {spec.install_hint}"
+        raise ConfigError(hint) from exc
     source = gguf_file(spec)
     folder, name = str(source.parent), source.name
     try:
@@ -169,7 +173,8 @@ def dequantise(spec: BuiltinModel, out: Path) -> None:
     state = loaded.state_dict()
     del loaded
     # save_pretrained refuses a GGUF-loaded model: build a plain one and move the weights in.
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    auto: Any = transformers.AutoModelForCausalLM  # untyped in transformers' stubs
+    model = auto.from_config(config, dtype=torch.float32)
     model.load_state_dict(state, strict=True)
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
