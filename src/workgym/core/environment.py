@@ -285,6 +285,7 @@ def register(cls: E) -> E:
 BUILTIN: dict[str, str] = {
     "workgym/toy-shop": "workgym.envs.toy.env:ToyShop",
     "workgym/toy-rules": "workgym.envs.toy_rules.env:ToyRules",
+    "workgym/lookup": "workgym.envs.lookup.env:Lookup",
     "workgym/ops-api": "workgym.envs.ops_api.env:OpsApi",
     "workgym/docstore": "workgym.envs.docstore.env:DocStore",
     "suites/reasoning": "workgym.envs.suites.reasoning:ReasoningSuite",

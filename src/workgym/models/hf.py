@@ -19,6 +19,7 @@ takes token ids (the vLLM server TRL starts) during training on a GPU.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 INVALID_CALL = "invalid_tool_call"
 DEFAULT_MAX_NEW_TOKENS = 256
+MODEL_META = "workgym.json"  # beside config.json: provider settings a model needs (prefill)
 
 
 class TokenGenerator(Protocol):
@@ -218,11 +220,14 @@ class HFModel:
         tokenizer: Any = None,
         generator: TokenGenerator | None = None,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        prefill: str | None = None,
     ) -> None:
         path = name.removeprefix("hf/")
         self.name = f"hf/{path}"
         if model is None or tokenizer is None:
             model, tokenizer = load_local(path)
+        if prefill is None:
+            prefill = model_prefill(Path(path).expanduser())
         if getattr(tokenizer, "chat_template", None) is None:
             raise ConfigError(
                 f"{self.name}: the tokenizer has no chat template; save one with the model "
@@ -233,6 +238,8 @@ class HFModel:
         self.chat = TokenChat(tokenizer)
         self.generator: TokenGenerator = generator or LocalGenerator(model, tokenizer)
         self.max_new_tokens = max_new_tokens
+        self.prefill = prefill
+        self.prefill_ids = self.chat.encode(prefill) if prefill else []
 
     def __repr__(self) -> str:
         return f"HFModel({self.name!r})"
@@ -240,10 +247,12 @@ class HFModel:
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
     ) -> Completion:
-        prompt = self.chat.prompt_ids(messages, tools)
+        prompt = self.chat.prompt_ids(messages, tools) + self.prefill_ids
         budget = sampling.max_tokens or self.max_new_tokens
+        if sampling.seed is not None:  # each turn its own stream, reproducible from the episode's
+            sampling = sampling.with_seed(turn_seed(sampling.seed, len(messages)))
         completion, logprobs = self.generator.generate(prompt, sampling, budget)
-        reply = parse_reply(self.chat.decode(completion))
+        reply = parse_reply(self.prefill + self.chat.decode(completion))
         self.chat.remember(reply, len(messages) + 1, prompt + completion)
         finished = bool(completion) and completion[-1] == self.chat.eos_id
         return Completion(
@@ -254,6 +263,35 @@ class HFModel:
             completion_token_ids=completion,
             logprobs=logprobs,
         )
+
+
+def turn_seed(episode_seed: int, n_messages: int) -> int:
+    """The seed of one turn: the episode's seed mixed with how far the conversation is.
+
+    Re-seeding every turn with the episode's own seed restarts the same random stream, so
+    sampled calls repeat within an episode; GRPO then has nothing to explore.
+    """
+    digest = hashlib.sha256(f"{episode_seed}|turn|{n_messages}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def model_prefill(root: Path) -> str:
+    """The assistant prefill a model directory declares in `workgym.json` (`""`: none).
+
+    Small models that never start a tool call on their own do so reliably when the turn is
+    forced to begin with the call's opening text. The prefill goes into the prompt as inserted
+    tokens (mask 0), so the model is never trained on text it did not write.
+    """
+    meta = root / MODEL_META
+    if not meta.is_file():
+        return ""
+    try:
+        value = json.loads(meta.read_text(encoding="utf-8")).get("prefill", "")
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{meta}: not a JSON object ({exc}); fix or delete it") from exc
+    if not isinstance(value, str):
+        raise ConfigError(f"{meta}: 'prefill' must be a string")
+    return value
 
 
 def _lib(name: str) -> Any:
