@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 INVALID_CALL = "invalid_tool_call"
+CALL_END = "</tool_call>"
 DEFAULT_MAX_NEW_TOKENS = 256
 MODEL_META = "workgym.json"  # beside config.json: provider settings a model needs (prefill)
 
@@ -186,6 +187,9 @@ class LocalGenerator:
             pad_token_id=self.tokenizer.pad_token_id,
             return_dict_in_generate=True,
             output_logits=True,
+            # A small model goes on talking after its call; the call is complete at its closing
+            # tag, and everything after it would be ignored by the parser anyway.
+            stop_strings=[CALL_END],
         )
         inputs = torch.tensor([prompt_ids], device=device)
         was_training = self.model.training
@@ -195,7 +199,10 @@ class LocalGenerator:
                 if sampling.seed is not None:
                     torch.manual_seed(sampling.seed)
                 out = self.model.generate(
-                    inputs, attention_mask=torch.ones_like(inputs), generation_config=config
+                    inputs,
+                    attention_mask=torch.ones_like(inputs),
+                    generation_config=config,
+                    tokenizer=self.tokenizer,
                 )
         finally:
             if was_training:

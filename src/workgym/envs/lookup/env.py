@@ -115,7 +115,10 @@ def build_tasks(per_template: int = PER_TEMPLATE, seed: int = 5) -> list[Task]:
                         meta={"kind": kind, "subject": x, "template": t_index},
                     )
                 )
-    return tasks
+    # Interleaved (first task of every family, then the second, ...) so that the first N tasks
+    # of a split, which `--limit N` plays, span its families instead of exhausting the first.
+    rank = {id(t): i % per_template for i, t in enumerate(tasks)}
+    return sorted(tasks, key=lambda t: rank[id(t)])
 
 
 def normalise(text: str) -> str:
@@ -172,9 +175,9 @@ class Lookup(Environment):
     id = "workgym/lookup"
     version = "1"
     tools = [find_person, find_team, submit_answer]
-    # Two turns answer a one-lookup question and three a two-lookup one; a fourth allows one
-    # mistake. More turns only let a looping model burn tokens.
-    limits = Limits(max_turns=4, max_total_tokens=8_000)
+    # Two turns answer a one-lookup question and three a two-lookup one. More turns only let a
+    # looping model burn tokens (on 2 shared cores every wasted turn costs a minute).
+    limits = Limits(max_turns=3, max_total_tokens=8_000)
     instructions = (
         "You answer questions about a company's staff directory. Look the answer up with "
         "find_person or find_team, then call submit_answer with the answer only. Example: for "
