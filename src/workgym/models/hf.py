@@ -29,6 +29,7 @@ starts) during training on a GPU.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import warnings
@@ -179,8 +180,8 @@ class HFModel:
 
     Loaded from disk only, never from a hub. `prefill` is the text forced at the start of every
     assistant turn that is offered tools; "auto" (the default) means the built-in model's, none for
-    other models. `stop` texts end such a turn early (default: the built-in model's), and the
-    generator must then accept a `stop=` keyword (the built-in generators do).
+    other models. `stop` texts end such a turn early (default: the built-in model's) where the
+    generator accepts a `stop=` keyword (the built-in generators do).
     """
 
     def __init__(
@@ -224,6 +225,8 @@ class HFModel:
         self.chat = TokenChat(tokenizer)
         self.prefill_ids: list[int] = self.chat.encode(self.prefill) if self.prefill else []
         self.generator: TokenGenerator = generator or BatchedGenerator(model, tokenizer)
+        # A generator that takes no stop texts (the vLLM one) runs each turn to its budget.
+        self.takes_stop = "stop" in inspect.signature(self.generator.generate).parameters
         self.max_new_tokens = max_new_tokens
 
     def __repr__(self) -> str:
@@ -239,7 +242,7 @@ class HFModel:
             turn = sum(1 for m in messages if m.role == "assistant")
             sampling = sampling.with_seed(turn_seed(sampling.seed, turn))
         agenerate = getattr(self.generator, "agenerate", None)
-        extra = {"stop": self.stop} if self.stop and tools else {}
+        extra = {"stop": self.stop} if self.stop and tools and self.takes_stop else {}
         if agenerate is not None:
             completion, logprobs = await agenerate(prompt, sampling, budget, **extra)
         else:
