@@ -30,6 +30,9 @@ from typing import Any
 from workgym.core.model import Sampling
 
 Result = tuple[list[int], list[float]]
+# An idle worker retires after this long (a new request starts another): a process never waits
+# at exit for more than this, and no thread outlives the model's use.
+IDLE_EXIT_S = 1.0
 STOP_WINDOW = 12  # tokens decoded to look for a stop text; longer than any stop text's tokens
 
 
@@ -179,6 +182,9 @@ class LocalGenerator:
 class BatchedGenerator:
     """Micro-batches concurrent requests onto one worker thread that owns the model's compute.
 
+    The thread is not a daemon (a daemon thread inside torch at interpreter exit aborted the
+    process) and retires when idle, so exiting waits at most `IDLE_EXIT_S`.
+
     `window_s`: how long the batch stays open after the latest arrival; `max_wait_s` bounds the
     wait after the first; `max_batch` rows and `max_batch_tokens` padded prompt tokens bound the
     memory of one batch (a prompt longer than the token budget still runs, alone).
@@ -217,8 +223,11 @@ class BatchedGenerator:
         stop: tuple[str, ...] = (),
     ) -> concurrent.futures.Future[Result]:
         request = GenRequest(list(prompt_ids), sampling, max_new_tokens, stop)
-        self._ensure_worker()
-        self._queue.put(request)
+        with self._start_lock:  # the worker retires under this lock only with an empty queue
+            self._queue.put(request)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="workgym-hf-batcher")
+                self._thread.start()
         return request.future
 
     def generate(
@@ -239,14 +248,6 @@ class BatchedGenerator:
     ) -> Result:
         return await asyncio.wrap_future(self.submit(prompt_ids, sampling, max_new_tokens, stop))
 
-    def _ensure_worker(self) -> None:
-        with self._start_lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._work, name="workgym-hf-batcher", daemon=True
-                )
-                self._thread.start()
-
     def _next(self, timeout: float | None) -> GenRequest | None:
         if self._backlog:
             return self._backlog.popleft()
@@ -255,9 +256,15 @@ class BatchedGenerator:
         except queue.Empty:
             return None
 
-    def _collect(self) -> list[GenRequest]:
-        first = self._next(None)
-        assert first is not None
+    def _collect(self) -> list[GenRequest] | None:
+        """The next batch, or None when the worker should retire (idle, nothing queued)."""
+        first = self._next(IDLE_EXIT_S)
+        if first is None:
+            with self._start_lock:
+                if self._queue.empty():
+                    self._thread = None
+                    return None
+            return []
         batch = [first]
         started = last = time.monotonic()
         expected = min(self.max_batch, self._last_size)
@@ -287,6 +294,8 @@ class BatchedGenerator:
     def _work(self) -> None:
         while True:
             batch = self._collect()
+            if batch is None:
+                return
             if not batch:
                 continue
             self.batches.append(len(batch))
