@@ -1,9 +1,10 @@
 """Rollout speed of the real built-in model: `workgym eval` through `hf/` against raw batching.
 
-    PYTHONPATH=src python bench/real_model.py --concurrency 1,8,32 --max-tokens 32
+    PYTHONPATH=src python bench/real_model.py --concurrency 1,8,32 --max-tokens 24 --max-turns 3
 
-For each concurrency C it runs C toy-shop dev episodes through `workgym.eval` (the `hf/` provider
-with its micro-batching worker, greedy, `--max-tokens` per turn) and reports completion tokens/s,
+For each concurrency C it runs C toy-shop dev episodes of at most `--max-turns` turns through
+`workgym.eval` (the `hf/` provider with its micro-batching worker, greedy, `--max-tokens` per
+turn) and reports completion tokens/s,
 seconds per episode and the batch sizes the worker ran. Against it: raw `model.generate` of the
 same model on the same cores, batch C, on the episodes' opening prompts, with exactly
 `--max-tokens` new tokens per row. The provider's figure includes everything an episode does
@@ -24,9 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import workgym as wg
+from workgym.core.environment import Limits
 from workgym.core.model import Sampling
 from workgym.envs.toy.env import ToyShop
 from workgym.models.hf import HFModel
+
+
+class ShortToyShop(ToyShop):
+    """toy-shop with at most `--max-turns` turns an episode, so a bench run stays bounded."""
+
+    id = "bench/toy-shop-short"
+    limits = Limits(max_turns=3, max_total_tokens=20_000)
 
 
 def peak_rss_mb() -> float:
@@ -94,7 +103,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--max-turns", type=int, default=3)
     args = parser.parse_args()
+    ShortToyShop.limits = Limits(max_turns=args.max_turns, max_total_tokens=20_000)
     import torch
 
     levels = [int(x) for x in args.concurrency.split(",")]
@@ -102,7 +113,7 @@ def main() -> None:
     model = HFModel("hf/smollm2-135m")
     print(f"load: {time.perf_counter() - started:.1f}s  torch threads {torch.get_num_threads()}  "
           f"cores {os.cpu_count()}  load avg {os.getloadavg()[0]:.1f}")  # fmt: skip
-    env = ToyShop()
+    env = ShortToyShop()
     asyncio.run(model.complete(*_warm(model, env), Sampling(max_tokens=2)))
     print("concurrency  provider tok/s  raw tok/s  ratio  s/episode  episodes  turns  batches")
     for c in levels:

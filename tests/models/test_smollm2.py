@@ -23,6 +23,7 @@ from serving import Served
 
 import workgym as wg
 from workgym.apps.serve.model_server import build_app
+from workgym.core.environment import Limits
 from workgym.core.episode import Episode
 from workgym.core.model import Sampling
 from workgym.envs.toy.env import ToyShop
@@ -32,6 +33,13 @@ from workgym.train.trl.tokens import episode_tokens
 
 pytestmark = pytest.mark.slow
 SAMPLING = Sampling(temperature=0.3, max_tokens=40)
+
+
+class ShortToyShop(ToyShop):
+    """toy-shop cut to 3 turns an episode: enough for calls and results to go both ways."""
+
+    id = "tests/toy-shop-short"
+    limits = Limits(max_turns=3, max_total_tokens=20_000)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +56,7 @@ def check_episodes(episodes: list[Episode], tools: set[str]) -> None:
 
 
 def test_eval_through_hf_keeps_exact_tokens(smol: HFModel, tmp_path: Path) -> None:
-    env = ToyShop()
+    env = ShortToyShop()
     run = wg.eval(env, smol, split="dev", limit=2, out=tmp_path / "run", progress=False,
                   sampling=SAMPLING, seed=1)  # fmt: skip
     episodes = list(run.episodes())
@@ -67,7 +75,7 @@ def served(smol: HFModel) -> Iterator[Served]:
 
 
 def test_eval_through_the_openai_protocol_server(served: Served, tmp_path: Path) -> None:
-    env = ToyShop()
+    env = ShortToyShop()
     run = wg.eval(env, "openai/smollm2-135m", base_url=served.url, split="dev", limit=2,
                   out=tmp_path / "run", progress=False, sampling=SAMPLING, seed=1)  # fmt: skip
     tools = {s.name for s in env.toolkit(env.taskset.split("dev")[0]).specs}
@@ -75,7 +83,7 @@ def test_eval_through_the_openai_protocol_server(served: Served, tmp_path: Path)
 
 
 def test_batched_greedy_equals_sequential(smol: HFModel) -> None:
-    env = ToyShop()
+    env = ShortToyShop()
     prompts = []
     for task in env.taskset.split("dev")[:3]:
         messages = wg.Policy(smol).render(env, task)
