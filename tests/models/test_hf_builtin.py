@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.models.hf_builtin import SMOLLM2_135M, BuiltinModel, atomic_dir, builtin, cache_root
 
 
