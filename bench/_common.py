@@ -68,13 +68,19 @@ def toy_eval(
 
 
 def openai_name(name: str) -> str:
-    """The benches take a bare model name on the endpoint; workgym wants `openai/<name>`."""
-    return name if name.startswith("openai/") else f"openai/{name}"
+    """A bare name is a model on the endpoint (`openai/<name>`); a name with a provider prefix
+    (`hf/smollm2-135m`, a local checkpoint `hf/<dir>`, `scripted/...`) runs as it is, offline."""
+    provider = name.partition("/")[0]
+    return name if provider in ("openai", "hf", "scripted") else f"openai/{name}"
 
 
 def add_endpoint_args(p: argparse.ArgumentParser, *, whose: str) -> None:
     """The endpoint and the model names on it; `whose` is how the help names the agent(s)."""
-    p.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. .../v1")
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="OpenAI-compatible endpoint, e.g. .../v1 (not needed for hf/ models, which run here)",
+    )
     p.add_argument("--api-key", default=None)
     p.add_argument("--model", required=True, help=f"the {whose} model name on that endpoint")
     p.add_argument("--reflector-model", default=None, help=f"default: the {whose} model")

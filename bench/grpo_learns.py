@@ -62,12 +62,10 @@ class LetterOrSymbol(Environment):
 
 
 def dev_reward(env: Environment, model: str, out: Path) -> tuple[float, dict[str, float]]:
-    run = asyncio.run(
-        wg.eval_async(
-            env, model, split="dev", epochs=8, out=out, progress=False, seed=123,
-            sampling=Sampling(temperature=1.0, max_tokens=1),
-        )
-    )  # fmt: skip
+    options = wg.EvalOptions(
+        progress=False, seed=123, sampling=Sampling(temperature=1.0, max_tokens=1)
+    )
+    run = asyncio.run(wg.eval_async(env, model, split="dev", epochs=8, out=out, options=options))
     by_kind: dict[str, list[float]] = {"letter": [], "symbol": []}
     for episode in run.episodes():
         by_kind[env.taskset[episode.task_id].answer].append(episode.reward)

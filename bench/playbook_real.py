@@ -35,9 +35,11 @@ from rich.console import Console
 from rich.table import Table
 
 import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules)
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
 from workgym.stats.tests import minimum_detectable_effect, paired_t_test
@@ -85,13 +87,15 @@ async def held_out(
     for name, policy in arms.items():
         run = await eval_async(
             env,
-            policy=policy,
             split="test",
             epochs=args.epochs,
-            seed=args.seed + 1,
             out=args.out / "test" / slug(name),
-            concurrency=args.concurrency,
-            progress=not args.no_progress,
+            options=EvalOptions(
+                policy=policy,
+                seed=args.seed + 1,
+                concurrency=args.concurrency,
+                progress=not args.no_progress,
+            ),
         )
         rewards: dict[str, list[float]] = defaultdict(list)
         tokens: list[int] = []

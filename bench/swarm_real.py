@@ -35,9 +35,11 @@ from rich.console import Console
 
 import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules)
 from workgym.apps.cli.swarm import render
-from workgym.core.environment import Environment, load
+from workgym.core.environment import Environment
+from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy, Team
 from workgym.run.runner import Run, eval_async
 from workgym.swarm import Attempts, Roles
@@ -109,14 +111,16 @@ async def train(
 async def held_out(name: str, policy: Policy, args: argparse.Namespace) -> Run:
     return await eval_async(
         args.env_obj,
-        policy=policy,
         split=args.split,
         epochs=args.epochs,
-        seed=args.seed + 1,
-        limit=args.limit,
         out=args.out / "held_out" / slug(name),
-        concurrency=args.concurrency,
-        progress=not args.no_progress,
+        options=EvalOptions(
+            policy=policy,
+            seed=args.seed + 1,
+            limit=args.limit,
+            concurrency=args.concurrency,
+            progress=not args.no_progress,
+        ),
     )
 
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import workgym as wg
-from workgym.core.tools import ToolError
+from workgym.core.errors import ToolError
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.envs.warehouse.runtime.tools import query

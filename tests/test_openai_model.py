@@ -22,8 +22,9 @@ from fakes.chat_server import (
     tool_calls,
     with_logprobs,
 )
+from workgym.core.errors import ConfigError, ModelError
 from workgym.core.messages import Message, ToolCall, assistant, system, user
-from workgym.core.model import Completion, ConfigError, Model, ModelError, Sampling
+from workgym.core.model import Completion, Model, Sampling
 from workgym.core.tools import ToolSpec
 from workgym.models.openai import OpenAIModel
 

@@ -13,7 +13,8 @@ import pytest
 
 import workgym as wg
 from conftest import call, turn
-from workgym.core.model import Completion, ModelError, Sampling
+from workgym.core.errors import ModelError
+from workgym.core.model import Completion, Sampling
 from workgym.envs.toy.env import ToyShop
 
 

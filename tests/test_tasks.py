@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from workgym.core.tasks import SealedSplitError, SplitSpec, Task, TaskSet
+from workgym.core.errors import SealedSplitError
+from workgym.core.tasks import SplitSpec, Task, TaskSet
 
 
 def make(n_families: int = 40, per: int = 3) -> TaskSet:

@@ -7,7 +7,8 @@ import pytest
 
 import workgym as wg
 from conftest import call
-from workgym.core.tools import Ctx, ToolError, Toolkit
+from workgym.core.errors import ToolError
+from workgym.core.tools import Ctx, Toolkit
 
 
 @wg.tool

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from workgym.core.rewards import AllOf, Gate, WeightedSum
 from workgym.core.tasks import Task
-from workgym.core.verdict import AllOf, Gate, Status, Verdict, WeightedSum
+from workgym.core.verdict import Status, Verdict
 
 TASK = Task(family="f", prompt="p")
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from workgym.core.environment import Environment, Limits, load, register, registered
-from workgym.core.episode import Episode, TokenUsage, run_episode
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode, TokenUsage
+from workgym.core.errors import ConfigError, ModelError, SealedSplitError, ToolError
+from workgym.core.loading import load, register, registered
 from workgym.core.messages import Message, ToolCall
-from workgym.core.tasks import SealedSplitError, SplitSpec, Task, TaskSet
-from workgym.core.tools import Ctx, Tool, ToolError, ToolSpec, tool
-from workgym.core.verdict import AllOf, Gate, Status, Verdict, WeightedSum
-from workgym.models import ConfigError, Model, ModelError, Sampling, get_model
+from workgym.core.rewards import AllOf, Gate, WeightedSum
+from workgym.core.tasks import SplitSpec, Task, TaskSet
+from workgym.core.tools import Ctx, Tool, ToolSpec, tool
+from workgym.core.verdict import Status, Verdict
+from workgym.core.version import __version__ as __version__
+from workgym.models import Model, Sampling, get_model
 from workgym.run.gym import GymEnv
-from workgym.run.policy import Policy
+from workgym.run.options import EvalOptions
+from workgym.run.policy import Policy, run_episode
 from workgym.run.runner import Run, eval, eval_async
 from workgym.testing.scripted import ScriptedModel, TaskScript
 
@@ -22,6 +25,7 @@ __all__ = [
     "Ctx",
     "Environment",
     "Episode",
+    "EvalOptions",
     "Gate",
     "GymEnv",
     "Limits",

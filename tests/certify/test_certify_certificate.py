@@ -26,7 +26,7 @@ from workgym.certify.certificate import recompute
 from workgym.certify.looks import read_looks
 from workgym.certify.schema import Certificate
 from workgym.certify.workflow import Request, certify_async
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.guards.admission import NotAdmittedError
 
 

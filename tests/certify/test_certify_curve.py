@@ -26,7 +26,7 @@ from workgym.certify.certificate import build, recompute, sides_of
 from workgym.certify.curve import read_curve
 from workgym.certify.looks import read_looks
 from workgym.certify.report_html import NO_CURVE, render
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.envs.toy.env import ToyShop
 from workgym.envs.toy_rules.env import ToyRules, ToyRulesAgent, ToyRulesReflector
 from workgym.train.playbook.api import train_playbook

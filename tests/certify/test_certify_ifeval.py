@@ -78,7 +78,7 @@ def test_a_reply_that_breaks_one_of_two_constraints_fails_with_the_reason() -> N
 
 
 def test_a_missing_extra_is_a_one_line_error_that_says_how_to_install() -> None:
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
     from workgym.envs.suites.common import require
 
     with pytest.raises(ConfigError, match=r"pip install 'workgym\[suites\]'"):

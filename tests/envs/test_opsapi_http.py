@@ -101,7 +101,13 @@ def test_episodes_are_isolated_under_concurrency_32(env: OpsApi, tmp_path: Path)
     amounts = {t.id: 101 + i for i, t in enumerate(tasks)}  # every episode refunds its own amount
     model = Mutator(amounts)
     run = asyncio.run(
-        wg.eval_async(env, model, split="all", concurrency=32, out=tmp_path / "run", progress=False)
+        wg.eval_async(
+            env,
+            model,
+            split="all",
+            out=tmp_path / "run",
+            options=wg.EvalOptions(concurrency=32, progress=False),
+        )
     )
     episodes = list(run.episodes())
     assert len(episodes) == len(tasks) and all(e.outcome == "terminated" for e in episodes)

@@ -8,6 +8,7 @@ from typing import Any
 
 import workgym as wg
 from workgym.core.messages import Message, ToolCall
+from workgym.guards.hooks import submit
 
 # -- state: close a record, touch nothing else, never use the admin tool ----------------------
 
@@ -218,7 +219,7 @@ class Incidents(wg.Environment):
     ) -> list[Message]:
         cited = sorted({d for c in causes for d in c.get("evidence", [])}) if observe else []
         reads = _turns(*(("read_document", {"doc_id": d}) for d in cited))
-        return [*reads, *self.submit(task, causes, text)]
+        return [*reads, *submit(self, task, causes, text)]
 
     def oracle(self, task: wg.Task) -> list[Message]:
         return self.submit_causes(task, task.answer)

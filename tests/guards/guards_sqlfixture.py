@@ -22,6 +22,7 @@ from sqlglot import exp
 
 import workgym as wg
 from workgym.core.messages import Message, ToolCall
+from workgym.guards.hooks import submit
 from workgym.guards.surfaces import ResultSet
 
 REAL = [
@@ -238,10 +239,10 @@ class Orders(_Orders):
     id = "test/orders-rows"
 
     def submit_result(self, task: wg.Task, result: ResultSet) -> list[Message]:
-        return self.submit(task, result.rows)
+        return submit(self, task, result.rows)
 
     def oracle(self, task: wg.Task) -> list[Message]:
-        return self.submit(task, self.gold_result(task).rows)
+        return submit(self, task, self.gold_result(task).rows)
 
     def verify(self, task: wg.Task, episode: Any) -> wg.Verdict:
         got = episode.answer

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from workgym.envs.toy.env import ToyShop
-from workgym.guards.attack import AttackReport, attack_async, sample_tasks
+from workgym.guards.attack import attack_async, sample_tasks
 from workgym.guards.capabilities import FINAL_ANSWER, FINAL_TOOL, TOOLS, capabilities
 from workgym.guards.catalog import probes, todo
 from workgym.guards.catalog_calls import CALLS
 from workgym.guards.catalog_generic import GENERIC
 from workgym.guards.catalog_harness import HARNESS
+from workgym.guards.report import AttackReport
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,9 @@ import guards_sqlfixture as S
 import pytest
 
 import workgym as wg
-from workgym.guards.attack import AttackReport, attack_async
+from workgym.guards.attack import attack_async
 from workgym.guards.catalog import by_name
+from workgym.guards.report import AttackReport
 
 Make = Callable[[Path], wg.Environment]
 

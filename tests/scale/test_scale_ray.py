@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 import workgym as wg
+from workgym.core.errors import ModelError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Completion, ModelError, Sampling
+from workgym.core.model import Completion, Sampling
 from workgym.envs.toy.env import ToyShop
 from workgym.run.executors.ray_executor import RayExecutor, pickle_policy
 

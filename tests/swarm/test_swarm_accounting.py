@@ -10,8 +10,9 @@ import pytest
 from swarm_doubles import CallLog, Guesser, Talker, records_tokens, seen_text
 
 import workgym as wg
+from workgym.core.errors import ModelError
 from workgym.core.messages import Message
-from workgym.core.model import Completion, ModelError, Sampling
+from workgym.core.model import Completion, Sampling
 from workgym.envs.toy.env import ToyShop
 from workgym.swarm import Attempts, Roles
 from workgym.swarm.accounting import MAX_MESSAGE_CHARS, MAX_TRANSCRIPT_MESSAGES, bounded

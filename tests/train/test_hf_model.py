@@ -13,7 +13,8 @@ pytest.importorskip("transformers")
 from trainkit import ScriptedTokens, tiny_dir  # noqa: E402
 
 import workgym as wg  # noqa: E402
-from workgym.core.model import ConfigError, Sampling  # noqa: E402
+from workgym.core.errors import ConfigError  # noqa: E402
+from workgym.core.model import Sampling  # noqa: E402
 from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.models.hf import INVALID_CALL, HFModel, parse_reply  # noqa: E402
 

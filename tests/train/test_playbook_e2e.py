@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from test_playbook_toy import run_toy
 
+from workgym.core.errors import ModelError, SealedSplitError
 from workgym.core.messages import Message
-from workgym.core.model import Completion, ModelError
-from workgym.core.tasks import SealedSplitError, TaskSet, TrainingTaskSet
+from workgym.core.model import Completion
+from workgym.core.tasks import TaskSet, TrainingTaskSet
 from workgym.envs.toy_rules.env import GOOD_RULE, HARMFUL_RULE, ToyRules, ToyRulesAgent
 from workgym.train.playbook.api import train_playbook
 from workgym.train.playbook.config import TrainConfig

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import workgym as wg
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.train.playbook.entries import Counters, Entry, EntryStatus, Provenance, entry_id
 from workgym.train.playbook.playbook import (
     CITE_LINE,

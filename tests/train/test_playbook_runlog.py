@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.train.playbook.runlog import LogDiverged, RunLog, read_events
 
 ID = {"env_id": "x", "config": {"seed": 0}}

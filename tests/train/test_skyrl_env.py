@@ -8,7 +8,7 @@ import pytest
 
 skyrl_gym = pytest.importorskip("skyrl_gym")
 
-from workgym.core.model import ConfigError  # noqa: E402
+from workgym.core.errors import ConfigError  # noqa: E402
 from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.train import skyrl  # noqa: E402
 

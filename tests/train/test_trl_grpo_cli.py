@@ -15,7 +15,7 @@ from trainkit import OpeningChar, tiny_dir  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from workgym.apps.cli.main import app  # noqa: E402
-from workgym.core.model import ConfigError  # noqa: E402
+from workgym.core.errors import ConfigError  # noqa: E402
 from workgym.run.rundir import RunDir, read_spec  # noqa: E402
 from workgym.run.runner import Run  # noqa: E402
 

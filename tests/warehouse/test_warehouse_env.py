@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import workgym as wg
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.envs.warehouse.source.snapshot import source_checksum

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workgym.apps.cli.main import app
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.tasks import Task
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, GenerationReport, generate
 from workgym.envs.warehouse.generate.splits import answer_leak, leakage_checks, plan_splits

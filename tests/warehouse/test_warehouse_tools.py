@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.core.tools import ToolError
+from workgym.core.errors import ToolError
 from workgym.envs.warehouse.runtime.tools import (
     OUTPUT_CHARS,
     WarehouseState,

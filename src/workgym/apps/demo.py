@@ -26,11 +26,14 @@ from pathlib import Path
 from rich.console import Console
 
 from workgym.certify.workflow import Request, certify_async
-from workgym.core.environment import Environment, load
-from workgym.core.model import ConfigError, Sampling
+from workgym.core.environment import Environment
+from workgym.core.errors import ConfigError
+from workgym.core.loading import load
+from workgym.core.model import Sampling
 from workgym.envs.lookup.env import Lookup
 from workgym.guards.admission import admission_of
 from workgym.guards.check import check_async
+from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 MODEL = "hf/smollm2-135m"
@@ -101,16 +104,13 @@ async def demo(root: Path) -> int:
         console.print("[bold red]admission not granted[/]: see the failures above")
         return 1
     console.rule(f"workgym eval {env_dir} --model {model} --split test --limit {limit}")
-    base = await eval_async(
-        env, model, sampling=SAMPLING, split="test", out=runs / "baseline", limit=limit
-    )
+    options = EvalOptions(limit=limit, sampling=SAMPLING, progress=False)
+    base = await eval_async(env, model, split="test", out=runs / "baseline", options=options)
     base.summary().print(console)
     console.rule(f"workgym train grpo {env_dir} --model {model} --steps {steps}")
     candidate = train(env, model, runs / "grpo", steps)
     console.rule(f"workgym eval {env_dir} --model {candidate} --split test --limit {limit}")
-    cand = await eval_async(
-        env, candidate, sampling=SAMPLING, split="test", out=runs / "candidate", limit=limit
-    )
+    cand = await eval_async(env, candidate, split="test", out=runs / "candidate", options=options)
     cand.summary().print(console)
     console.rule("workgym certify --from-runs baseline candidate")
     cert, json_path, _ = await certify_async(

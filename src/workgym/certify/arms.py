@@ -24,7 +24,9 @@ from rich.progress import (
 )
 
 from workgym.core.environment import Environment
-from workgym.core.model import ConfigError, Sampling
+from workgym.core.errors import ConfigError
+from workgym.core.model import Sampling
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.rundir import EPISODES, RunSpec
 from workgym.run.runner import eval_async
@@ -118,15 +120,17 @@ async def run_pair(
             *(
                 eval_async(
                     pair.env,
-                    policy=policy,
                     split=pair.split,
                     epochs=epochs,
-                    seed=seed,
-                    limit=limit,
-                    concurrency=per_arm,
                     out=out,
-                    progress=False,
-                    forced=forced,
+                    options=EvalOptions(
+                        policy=policy,
+                        seed=seed,
+                        limit=limit,
+                        concurrency=per_arm,
+                        progress=False,
+                        forced=forced,
+                    ),
                 )
                 for policy, out in ((baseline, pair.baseline_out), (candidate, pair.candidate_out))
             )

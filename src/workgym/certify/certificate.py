@@ -28,7 +28,7 @@ from workgym.certify.schema import (
     SuiteResult,
     TaskResult,
 )
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.tasks import canonical_json
 from workgym.run.rundir import RunSpec, read_spec
 
@@ -219,8 +219,8 @@ def build(frozen: Frozen, task: Side, suites: list[Side], base_dir: Path) -> Cer
 
 
 def _cost_matched(side: Side, task: TaskResult, epochs: int) -> CostMatched | None:
-    """The cost-matched section when a swarm is in either arm (workgym.swarm.costmatch)."""
-    from workgym.swarm.costmatch import cost_matched
+    """The cost-matched section when a swarm is in either arm (workgym.certify.costmatch)."""
+    from workgym.certify.costmatch import cost_matched
 
     return cost_matched(side.baseline_run, side.candidate_run, task.items, epochs)
 

@@ -28,8 +28,8 @@ from workgym.certify.schema import (
     TestResult,
     finite,
 )
-from workgym.core.model import ConfigError
-from workgym.guards.review import REVIEWS, Key, Review, episode_flags, is_trusted, read_reviews
+from workgym.core.errors import ConfigError
+from workgym.guards.review import REVIEWS, counted, read_reviews
 from workgym.run.rundir import EPISODES
 from workgym.stats import bootstrap
 from workgym.stats import tests as stats
@@ -81,33 +81,6 @@ def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
                 )
             out[key] = record
     return out
-
-
-def counted(
-    record: dict[str, Any], reviews: dict[Key, Review] | None = None
-) -> tuple[float, bool, str, list[str]]:
-    """The reward a certificate counts for one episode, its success, why it is 0, and flags.
-
-    Errors and limit hits are failures (in both arms alike); a verifier error is a failure that
-    is counted separately; a success that carries an audit flag is not a success until a person
-    accepted every flag it carries (GUARDS.md; workgym.guards.review), and then it is
-    `reviewed` (counted, and reported as such).
-    """
-    verdict = record.get("verdict") or {}
-    flags = episode_flags(record)
-    outcome = record.get("outcome", "error")
-    if outcome == "error":
-        return 0.0, False, "error", flags
-    if outcome == "truncated":
-        return 0.0, False, "truncated", flags
-    if verdict.get("status") == "verifier_error":
-        return 0.0, False, "verifier_error", flags
-    reward, success = float(verdict.get("reward", 0.0)), bool(verdict.get("success", False))
-    if success and flags:
-        if reviews and is_trusted(record, reviews):
-            return reward, success, "reviewed", flags
-        return 0.0, False, "flagged", flags
-    return reward, success, "", flags
 
 
 def read_arm(

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workgym.certify.schema import CurvePoint, LearningCurve
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 GRPO_FILE = "reward_curve.jsonl"
 PLAYBOOK_FILE = "report.json"

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from workgym.certify.schema import LooksRecord
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 LookKind = Literal["certify", "recompute"]
 

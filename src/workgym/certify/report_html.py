@@ -262,10 +262,10 @@ def _curve_source(c: Certificate) -> str:
 
 
 def _cost_matched(c: Certificate) -> str:
-    """Only when a swarm is in either arm (workgym.swarm.costmatch)."""
+    """Only when a swarm is in either arm (workgym.certify.costmatch)."""
     if c.cost_matched is None:
         return ""
-    from workgym.swarm.costmatch import section_html
+    from workgym.certify.costmatch import section_html
 
     return section_html(c.cost_matched)
 

@@ -256,7 +256,7 @@ class Condition(BaseModel):
 
 class CostMatched(BaseModel):
     """Present only when a swarm (a team, workgym.swarm) is in either arm: are the arms at equal
-    cost per task, and what each agent role spent (computed by workgym.swarm.costmatch)."""
+    cost per task, and what each agent role spent (computed by workgym.certify.costmatch)."""
 
     teams: dict[str, dict[str, Any]]
     tolerance: float

@@ -12,14 +12,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workgym import __version__
 from workgym.certify import arms, looks
 from workgym.certify.certificate import Side, build, check_admission, env_record, policy_record
 from workgym.certify.certificate import write as write_certificate
 from workgym.certify.curve import read_curve
 from workgym.certify.schema import Certificate, Frozen, PolicyRecord
-from workgym.core.environment import Environment, load
-from workgym.core.model import ConfigError
+from workgym.core.environment import Environment
+from workgym.core.errors import ConfigError
+from workgym.core.loading import load
+from workgym.core.version import __version__
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunSpec, read_spec
 

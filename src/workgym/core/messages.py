@@ -6,6 +6,7 @@ target speaks it; keeping one shape means a transcript on disk can be replayed t
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,3 +66,23 @@ def user(text: str) -> Message:
 
 def assistant(text: str = "", tool_calls: list[ToolCall] | None = None) -> Message:
     return Message(role="assistant", content=text, tool_calls=tool_calls or [])
+
+
+def from_openai(data: dict[str, Any]) -> Message:
+    """An assistant message from its chat-completions form (what a client or trainer sends).
+
+    Arguments given as an object rather than JSON text are serialised; a call without an id is
+    given one by position, so the tool reply can refer to it.
+    """
+    calls = []
+    for i, c in enumerate(data.get("tool_calls") or []):
+        fn = c.get("function", c)
+        args = fn.get("arguments", "{}")
+        calls.append(
+            ToolCall(
+                id=c.get("id") or f"call_{i}",
+                name=fn.get("name", ""),
+                arguments=args if isinstance(args, str) else json.dumps(args),
+            )
+        )
+    return Message(role="assistant", content=data.get("content") or "", tool_calls=calls)

@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from workgym.core.messages import Message
 
 if TYPE_CHECKING:
-    from workgym.core.environment import Environment
-    from workgym.core.tasks import Task
     from workgym.core.tools import ToolSpec
 
 
@@ -61,22 +59,6 @@ class Completion(BaseModel):
     retries: int = 0
 
 
-class ModelError(Exception):
-    """A call failed for reasons outside the agent's control (network, rate limit, server).
-
-    `retryable` errors are retried by the runner symmetrically across arms; the others (a wrong
-    key, an unknown model) stop the run with a message saying what to fix.
-    """
-
-    def __init__(self, message: str, *, retryable: bool = True) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-
-
-class ConfigError(Exception):
-    """Bad user input: the message says what to do instead."""
-
-
 @runtime_checkable
 class Model(Protocol):
     """`provider/name` model that completes one assistant turn."""
@@ -86,19 +68,6 @@ class Model(Protocol):
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
     ) -> Completion: ...
-
-
-@runtime_checkable
-class TaskAwareModel(Protocol):
-    """A test double that may see the task (oracle, probes). Real providers never implement this.
-
-    The episode loop calls `for_task` once per episode and uses the returned model; nothing that
-    serves a real model has access to `task.answer`.
-    """
-
-    name: str
-
-    def for_task(self, task: Task, env: Environment) -> Model: ...
 
 
 def estimate_tokens(text: str) -> int:

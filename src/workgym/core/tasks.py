@@ -16,15 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workgym.core.errors import SealedSplitError
 from workgym.core.messages import Message
 
 Split = Literal["train", "dev", "test"]
 SPLITS: tuple[Split, ...] = ("train", "dev", "test")
 SPLIT_ALGORITHM = "sha256(salt|family)/v1"
-
-
-class SealedSplitError(Exception):
-    """Training code asked for the test split."""
 
 
 def canonical_json(value: Any) -> str:

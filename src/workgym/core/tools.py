@@ -20,16 +20,13 @@ from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from workgym.core.errors import ToolError
 from workgym.core.messages import ToolCall
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 
 CallStatus = Literal["ok", "error", "invalid_arguments", "unknown_tool", "timeout"]
-
-
-class ToolError(Exception):
-    """Raise or return this from a tool to tell the agent what went wrong, in its own words."""
 
 
 @dataclass

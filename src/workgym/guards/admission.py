@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
-    from workgym.guards.check import CheckReport
 
 ADMISSION_FILE = "admission.json"
 DEFAULT_DIR = Path("runs") / "check"
@@ -67,23 +65,6 @@ def read_admissions(directory: str | Path | None = None) -> dict[str, AdmissionR
         raise ConfigError(
             f"{path} is corrupt ({exc}); delete it and re-run `workgym check` for each environment"
         ) from exc
-
-
-def record_from_check(report: CheckReport) -> AdmissionRecord:
-    from workgym import __version__
-
-    failures = [f"{i.name}: {i.detail}" for i in report.items if not i.passed]
-    if report.attack is not None:
-        failures += [f"probe {c.probe} on {c.family}: {c.got}" for c in report.attack.failures()]
-    return AdmissionRecord(
-        env_id=report.env_id,
-        env_hash=report.env_hash,
-        passed=report.passed,
-        checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        workgym_version=__version__,
-        checks={i.name: i.passed for i in report.items},
-        failures=failures[:50],
-    )
 
 
 def record_admission(record: AdmissionRecord, directory: str | Path | None = None) -> Path:

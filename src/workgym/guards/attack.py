@@ -11,76 +11,16 @@ import asyncio
 import hashlib
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
 from workgym.guards.capabilities import capabilities
-from workgym.guards.probes import AttackContext, Expect, Outcome, Probe, TodoProbe
+from workgym.guards.probes import AttackContext, Expect, Outcome, Probe
+from workgym.guards.report import AttackReport, Cell, ProbeInfo
+from workgym.run.progress import ProgressBar
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
     from workgym.core.tasks import Task
-
-ATTACK_JSON = "attack.json"
-ATTACK_HTML = "attack.html"
-
-
-class Cell(BaseModel):
-    """One probe on one family: what was expected, what the verifier said, pass or fail."""
-
-    probe: str
-    family: str
-    expected: str
-    got: str
-    passed: bool
-    tasks: int
-    detail: str = ""
-    failing_tasks: list[str] = Field(default_factory=list)
-
-
-class ProbeInfo(BaseModel):
-    name: str
-    group: str
-    summary: str
-    expect: str
-    applied: bool  # the environment's tags let it run
-
-
-class AttackReport(BaseModel):
-    env_id: str
-    env_hash: str
-    tags: list[str]
-    families: list[str]
-    per_family: int
-    seed: int
-    probes: list[ProbeInfo]
-    cells: list[Cell]
-    todo: list[TodoProbe]
-    episodes: int
-    elapsed_s: float
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.cells) and bool(self.cells)
-
-    def failures(self) -> list[Cell]:
-        return [c for c in self.cells if not c.passed]
-
-    def cell(self, probe: str, family: str) -> Cell | None:
-        return next((c for c in self.cells if c.probe == probe and c.family == family), None)
-
-    def write(self, out: Path) -> Path:
-        from workgym.guards.report import attack_page
-
-        out.mkdir(parents=True, exist_ok=True)
-        body = self.model_dump(mode="json") | {"passed": self.passed}
-        import json
-
-        (out / ATTACK_JSON).write_text(json.dumps(body, indent=2) + "\n")
-        (out / ATTACK_HTML).write_text(attack_page(self))
-        return out / ATTACK_JSON
 
 
 def sample_tasks(env: Environment, per_family: int, seed: int) -> list[Task]:
@@ -159,10 +99,7 @@ async def _run_all(
     own: dict[str, asyncio.Semaphore] = {
         p.name: asyncio.Semaphore(p.parallel) for p, _ in jobs if p.parallel
     }
-    from workgym.run.runner import _install_speed_text, _Progress
-
-    _install_speed_text()
-    with _Progress(progress, len(jobs), 0, f"attack {label}") as bar:
+    with ProgressBar(progress, len(jobs), 0, f"attack {label}") as bar:
 
         async def one(probe: Probe, task: Task) -> Outcome | None:
             inner = own.get(probe.name)

@@ -1,13 +1,14 @@
 """The transcript audit: deterministic flags on every episode (GUARDS.md, section 3).
 
-Flags are strings `kind` or `kind:reason` with kind in FLAG_KINDS. They are computed by the
-episode loop when an episode finishes (`EpisodeDriver.finish`), stored in `Episode.flags` with
-the message that raised each one in `Episode.flag_sites` (what the viewer highlights), counted
-in every summary, and a flagged success is not trusted for training or certification until a
-person reviews it (workgym.guards.review). The detectors (workgym.guards.audit_detectors) are
-regular expressions and set lookups over the transcript and the hidden answer, cheap enough to
-run on every episode; environments add their own through `Environment.audit_flags` (canaries,
-state diffs), which judge the episode as a whole and so carry no site.
+Flags are strings `kind` or `kind:reason` with kind in FLAG_KINDS. They are computed when an
+episode finishes, by the run layer's default finisher (`record_audit`, see workgym.run.finish),
+stored in `Episode.flags` with the message that raised each one in `Episode.flag_sites` (what
+the viewer highlights), counted in every summary, and a flagged success is not trusted for
+training or certification until a person reviews it (workgym.guards.review).
+The detectors (workgym.guards.audit_detectors) are regular expressions and set lookups over the
+transcript and the hidden answer, cheap enough to run on every episode; environments add their
+own through `Environment.audit_flags` (canaries, state diffs), which judge the episode as a
+whole and so carry no site.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from workgym.guards.audit_detectors import DETECTORS
 from workgym.guards.audit_view import view
+from workgym.guards.hooks import audit_flags
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -61,11 +63,17 @@ def audit(env: Environment, task: Task, ep: Episode) -> Findings:
         except Exception as exc:  # the audit must never lose an episode
             flags.add(f"audit_error:{detector.__name__}:{type(exc).__name__}")
     try:
-        flags.update(env.audit_flags(task, ep))
+        flags.update(audit_flags(env, task, ep))
     except Exception as exc:
         flags.add(f"audit_error:environment:{type(exc).__name__}")
     placed = {f: sorted(at) for f, at in sorted(sites.items())}
     return Findings(sorted(flags), placed, dict(sorted(details.items())))
+
+
+def record_audit(env: Environment, task: Task, ep: Episode) -> None:
+    """The default finisher: audit the episode and write the findings into its record."""
+    findings = audit(env, task, ep)  # GUARDS.md: every episode is audited
+    ep.flags, ep.flag_sites, ep.flag_details = findings.flags, findings.sites, findings.details
 
 
 def kind(flag: str) -> str:

@@ -29,6 +29,7 @@ from workgym.guards.audit_patterns import (
     WRITE,
 )
 from workgym.guards.audit_view import HUGE_CHARS, View, any_in, clip, string_args
+from workgym.guards.hooks import gold_values
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def provenance(v: View) -> Iterator[Raised]:
     no revelation, and a lookup's arguments ask rather than state an answer."""
     if not v.has_tools or not v.evidence_required or not v.answer_text:
         return
-    strings, numbers = gold_atoms(v.env.gold_values(v.task))
+    strings, numbers = gold_atoms(gold_values(v.env, v.task))
     yield from _unobserved_gold(v, strings)
     yield from _stated_early(v, [(s, False) for s in strings] + [(n, True) for n in numbers])
     yield from _unobserved_evidence(v)

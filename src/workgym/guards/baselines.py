@@ -3,7 +3,7 @@
 They are ordinary runs of test doubles (`scripted/baseline-<name>`) through the runner, so their
 run directories sit next to real runs and their rewards are reported beside real results. The
 answers they use come from the train split only (the split an attacker could have seen).
-Thresholds: DEFAULT_THRESHOLDS, overridden per environment by `Environment.baseline_thresholds`;
+Thresholds: DEFAULT_THRESHOLDS, overridden per environment by its `baseline_thresholds` (hooks);
 `random` is reported but not gated unless the environment sets a threshold for it.
 """
 
@@ -14,7 +14,7 @@ import hashlib
 import random
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from workgym.core.environment import Environment
 from workgym.core.messages import Message
 from workgym.core.tasks import canonical_json
 from workgym.guards import attackers as a
+from workgym.guards.hooks import baseline_thresholds, submit
 from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:
@@ -41,13 +42,13 @@ MAX_CANDIDATES = 50
 
 def thresholds(env: Environment) -> dict[str, float | None]:
     found = dict(DEFAULT_THRESHOLDS)
-    unknown = set(env.baseline_thresholds) - set(BASELINES)
+    unknown = set(baseline_thresholds(env)) - set(BASELINES)
     if unknown:
         raise ValueError(
             f"{type(env).__name__}.baseline_thresholds has unknown baseline(s) "
             f"{sorted(unknown)}; use any of {', '.join(BASELINES)}"
         )
-    found.update(env.baseline_thresholds)
+    found.update(baseline_thresholds(env))
     return found
 
 
@@ -105,7 +106,7 @@ def _cached(env: Environment) -> TrainAnswers:
 
 def _constant(task: Task, env: Environment) -> Sequence[Message]:
     value = _cached(env).most_common(task)
-    return [a.say("")] if value is None else env.submit(task, value)
+    return [a.say("")] if value is None else submit(env, task, value)
 
 
 def _enumerating(task: Task, env: Environment) -> Sequence[Message]:
@@ -113,8 +114,8 @@ def _enumerating(task: Task, env: Environment) -> Sequence[Message]:
     if not found:
         return [a.say("")]
     if all(isinstance(c, str) for c in found):
-        return env.submit(task, ", ".join(found))
-    return env.submit(task, found)
+        return submit(env, task, ", ".join(found))
+    return submit(env, task, found)
 
 
 def _random(task: Task, env: Environment) -> Sequence[Message]:
@@ -128,7 +129,7 @@ def _random(task: Task, env: Environment) -> Sequence[Message]:
     pool = _cached(env).candidates(task)
     if not pool:
         return [*turns, a.say("")]
-    return [*turns, *env.submit(task, rng.choice(pool))]
+    return [*turns, *submit(env, task, rng.choice(pool))]
 
 
 def attacker(name: str) -> TaskScript:
@@ -137,11 +138,9 @@ def attacker(name: str) -> TaskScript:
     return TaskScript(f"scripted/baseline-{name}", scripts[name])
 
 
-def register_attackers() -> None:
-    from workgym.testing.scripted import register_scripted
-
-    for name in BASELINES[1:]:
-        register_scripted(f"baseline-{name}", functools.partial(attacker, name))
+def attackers() -> dict[str, Callable[[], TaskScript]]:
+    """The baselines as `scripted/baseline-<name>` test double factories (null is the core's)."""
+    return {f"baseline-{name}": functools.partial(attacker, name) for name in BASELINES[1:]}
 
 
 class BaselineResult(BaseModel):
@@ -183,6 +182,7 @@ async def run_baselines(
     concurrency: int = 16,
 ) -> BaselineReport:
     """Run each baseline on `split` into `out/<name>` (resumable like any run)."""
+    from workgym.run.options import EvalOptions
     from workgym.run.runner import eval_async
 
     limits = thresholds(env)
@@ -192,7 +192,11 @@ async def run_baselines(
             raise ValueError(f"unknown baseline {name!r}; use any of {', '.join(BASELINES)}")
         model = "scripted/null" if name == "null" else attacker(name)
         run = await eval_async(
-            env, model, split=split, out=out / name, progress=progress, concurrency=concurrency
+            env,
+            model,
+            split=split,
+            out=out / name,
+            options=EvalOptions(progress=progress, concurrency=concurrency),
         )
         s = run.summary()
         results.append(

@@ -2,14 +2,16 @@
 
 A probe attacks a *kind* of verifier (a single final answer, a result set, tool calls, a state
 diff, a structured conclusion, an LLM judge), not a particular environment. Two tags are inferred
-from the tools; the rest are declared by the environment in `Environment.guard_tags`, so an
-environment built later (warehouse, ops API, document store) is attacked by every probe that fits
-without the guards knowing it exists.
+from the tools; the rest are declared by the environment in its `guard_tags`
+(workgym.guards.hooks), so an environment built later (warehouse, ops API, document store) is
+attacked by every probe that fits without the guards knowing it exists.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from workgym.guards.hooks import Submits, guard_tags, satisfies
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -29,7 +31,7 @@ DECLARABLE = frozenset({SQL_ANSWER, TOOL_CALLS, STATE, CONCLUSION, JUDGE, FINAL_
 
 def capabilities(env: Environment) -> frozenset[str]:
     """Inferred tags plus the declared ones; an unknown declared tag is an error, not a no-op."""
-    declared = frozenset(env.guard_tags)
+    declared = guard_tags(env)
     unknown = declared - DECLARABLE
     if unknown:
         raise ValueError(
@@ -42,14 +44,8 @@ def capabilities(env: Environment) -> frozenset[str]:
         tags |= {FINAL_ANSWER, TEXT_ANSWER}
     else:
         tags.add(FINAL_TOOL)
-        if len(final.params) == 1 or type(env).submit is not _base_submit():
+        if len(final.params) == 1 or satisfies(env, Submits):
             tags.add(FINAL_ANSWER)
     if any(not t.final for t in env.tools):
         tags.add(TOOLS)
     return frozenset(tags)
-
-
-def _base_submit() -> object:
-    from workgym.core.environment import Environment
-
-    return Environment.submit

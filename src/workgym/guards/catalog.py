@@ -2,16 +2,17 @@
 
 `probes()` is what `workgym attack` runs; `todo()` lists probes waiting for an environment kind
 that does not exist yet (reported, never faked; empty since every kind of GUARDS.md has an
-environment). `register_attackers()` makes each
-probe's attacker available as the test double `scripted/probe-<name>`, so a probe can be replayed
-as an ordinary run: `workgym eval ENV --model scripted/probe-<name> --split dev`.
+environment). `attackers()` makes each probe's attacker
+the test double `scripted/probe-<name>` (the `probe-*` family of the `workgym.scripted` entry
+points), so a probe can be replayed as an ordinary run:
+`workgym eval ENV --model scripted/probe-<name> --split dev`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from workgym.core.model import TaskAwareModel
+from workgym.core.task_aware import TaskAwareModel
 from workgym.guards.catalog_calls import CALLS
 from workgym.guards.catalog_generic import GENERIC
 from workgym.guards.catalog_harness import HARNESS
@@ -65,13 +66,9 @@ def by_name(names: list[str] | None = None) -> list[Probe]:
     return [known[n] for n in names]
 
 
-def register_attackers() -> None:
-    """Make every probe's attacker a `scripted/probe-<name>` test double."""
-    from workgym.testing.scripted import register_scripted
-
-    for probe in probes():
-        if probe.attacker() is not None:
-            register_scripted(f"probe-{probe.name}", _factory(probe))
+def attackers() -> dict[str, Callable[[], TaskAwareModel]]:
+    """Every probe's attacker as a `scripted/probe-<name>` test double factory."""
+    return {f"probe-{p.name}": _factory(p) for p in probes() if p.attacker() is not None}
 
 
 def _factory(probe: Probe) -> Callable[[], TaskAwareModel]:

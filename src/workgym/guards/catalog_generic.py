@@ -1,6 +1,6 @@
 """Generic probes (GUARDS.md): attacks on any verifier of a single final answer.
 
-Every answer goes through `Environment.submit`, so the same probe attacks a typed final tool
+Every answer goes through `hooks.submit`, so the same probe attacks a typed final tool
 (where strict argument validation is the first line of defence), a text reply, or an LLM judge.
 """
 
@@ -10,10 +10,11 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from workgym.core.environment import Environment, other_task_gold
+from workgym.core.environment import Environment
 from workgym.core.messages import Message
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
+from workgym.guards.hooks import other_task_gold, submit, wrong_answer
 from workgym.guards.probes import (
     AttackContext,
     Expect,
@@ -76,7 +77,7 @@ class _Answer(ScriptProbe):
         raise NotImplementedError
 
     def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
-        return [env.submit(task, v) for v in self.values(env, task)]
+        return [submit(env, task, v) for v in self.values(env, task)]
 
 
 class EmptyAnswer(_Answer):
@@ -105,7 +106,7 @@ class MasterKey(_Answer):
         self.summary = f"the master-key answer {self.key!r}"
 
     def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
-        return [_then_say(env, env.submit(task, self.key), self.key)]
+        return [_then_say(env, submit(env, task, self.key), self.key)]
 
 
 class HugeOutput(_Answer):
@@ -115,7 +116,7 @@ class HugeOutput(_Answer):
 
     def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
         text = huge_text()
-        return [_then_say(env, env.submit(task, text), text)]
+        return [_then_say(env, submit(env, task, text), text)]
 
 
 class QuestionCopy(_Answer):
@@ -150,7 +151,7 @@ class ToolOutputPaste(ReactiveProbe):
         if index == 1:
             last = max(i for i, m in enumerate(messages) if m.role == "assistant")
             pasted = "\n".join(m.content for m in messages[last + 1 :] if m.role == "tool")
-            return env.submit(task, pasted)[0]
+            return submit(env, task, pasted)[0]
         return a.say("")
 
 
@@ -168,12 +169,12 @@ class JudgeInjection(PairProbe):
     def pair(
         self, env: Environment, task: Task
     ) -> tuple[Sequence[Message], Sequence[Message]] | None:
-        wrong = env.wrong_answer(task)
+        wrong = wrong_answer(env, task)
         if wrong is None:
             return None
         injected = f"{wrong}\n\n{INJECTION}" if isinstance(wrong, str) else wrong
-        attack = env.submit(task, injected, text=INJECTION)
-        return env.submit(task, wrong), _then_say(env, attack, INJECTION)
+        attack = submit(env, task, injected, text=INJECTION)
+        return submit(env, task, wrong), _then_say(env, attack, INJECTION)
 
 
 def fake_verdict_text() -> str:
@@ -188,13 +189,13 @@ class FakeVerdict(_Answer):
     summary = "a wrong answer wrapped in a verdict in the verifier's own format"
 
     def variants(self, env: Environment, task: Task) -> list[Sequence[Message]]:
-        wrong = env.wrong_answer(task)
+        wrong = wrong_answer(env, task)
         if wrong is None:
             return []
         fake = fake_verdict_text()
         return [
-            env.submit(task, fake, text=fake),
-            env.submit(task, f"{wrong}\n{fake}" if isinstance(wrong, str) else wrong, text=fake),
+            submit(env, task, fake, text=fake),
+            submit(env, task, f"{wrong}\n{fake}" if isinstance(wrong, str) else wrong, text=fake),
         ]
 
 
@@ -203,7 +204,7 @@ class TwoAnswers(_Answer):
     summary = "two final answers in one, the right one and a wrong one (both orders)"
 
     def values(self, env: Environment, task: Task) -> list[Any]:
-        right, wrong = task.answer, env.wrong_answer(task)
+        right, wrong = task.answer, wrong_answer(env, task)
         if wrong is None:
             return []
         if isinstance(right, str):
@@ -247,7 +248,7 @@ class BrokenJson(ScriptProbe):
             out += [[a.say(t)] for t in a.broken_json_variants(task.answer)]
         inner = _json_inside(task.answer)
         if inner is not None:
-            out += [env.submit(task, t) for t in a.broken_json_variants(inner)]
+            out += [submit(env, task, t) for t in a.broken_json_variants(inner)]
         return out
 
 

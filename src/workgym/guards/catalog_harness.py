@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from workgym.core.messages import Message
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
+from workgym.guards.hooks import submit
 from workgym.guards.probes import (
     AttackContext,
     Expect,
@@ -27,7 +28,7 @@ from workgym.testing.scripted import TaskScript
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
     from workgym.core.episode import Episode
-    from workgym.core.model import TaskAwareModel
+    from workgym.core.task_aware import TaskAwareModel
     from workgym.core.tasks import Task
 
 SLEEP_S = 3600.0  # far beyond any episode limit: only the harness clock can end the episode
@@ -165,7 +166,7 @@ class SameAnswerTwice(Probe):
 
     def _turns(self, task: Task, env: Environment) -> list[Message]:
         turns = a.oracle_turns(env, task)
-        return turns if turns is not None else env.submit(task, task.answer)
+        return turns if turns is not None else submit(env, task, task.answer)
 
     def attacker(self) -> TaskAwareModel:
         return TaskScript(f"scripted/probe-{self.name}", self._turns)

@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment
 from workgym.core.tasks import SPLITS
-from workgym.guards.attack import AttackReport, attack_async
+from workgym.core.version import __version__
+from workgym.guards.admission import AdmissionRecord, record_admission
+from workgym.guards.attack import attack_async
 from workgym.guards.baselines import BaselineReport, run_baselines
+from workgym.guards.report import AttackReport
+from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 NULL_THRESHOLD = 0.05
@@ -44,6 +49,21 @@ class CheckReport(BaseModel):
     def passed(self) -> bool:
         return all(i.passed for i in self.items)
 
+    def admission_record(self) -> AdmissionRecord:
+        """What admission.json keeps of this check: pass or fail, and the first failures."""
+        failures = [f"{i.name}: {i.detail}" for i in self.items if not i.passed]
+        if self.attack is not None:
+            failures += [f"probe {c.probe} on {c.family}: {c.got}" for c in self.attack.failures()]
+        return AdmissionRecord(
+            env_id=self.env_id,
+            env_hash=self.env_hash,
+            passed=self.passed,
+            checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            workgym_version=__version__,
+            checks={i.name: i.passed for i in self.items},
+            failures=failures[:50],
+        )
+
 
 async def check_async(
     env: Environment,
@@ -58,7 +78,11 @@ async def check_async(
     parent of `out`, i.e. runs/check/admission.json for the CLI's default `--out`)."""
     items: list[CheckItem] = []
     oracle = await eval_async(
-        env, "scripted/oracle", split="all", out=out / "oracle", progress=progress, concurrency=16
+        env,
+        "scripted/oracle",
+        split="all",
+        out=out / "oracle",
+        options=EvalOptions(progress=progress, concurrency=16),
     )
     episodes = list(oracle.episodes())
     failed = [e.task_id for e in episodes if not e.success]
@@ -161,7 +185,5 @@ async def check_async(
     (out / "check.json").write_text(
         json.dumps(report.model_dump(mode="json") | {"passed": report.passed}, indent=2) + "\n"
     )
-    from workgym.guards.admission import record_admission, record_from_check
-
-    record_admission(record_from_check(report), admission_dir or out.parent)
+    record_admission(report.admission_record(), admission_dir or out.parent)
     return report

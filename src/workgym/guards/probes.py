@@ -18,17 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from workgym.core.episode import Episode, run_episode
+from workgym.core.episode import Episode
 from workgym.core.messages import Message
-from workgym.core.model import (
-    Completion,
-    Model,
-    Sampling,
-    TaskAwareModel,
-    Usage,
-    message_tokens,
-)
-from workgym.run.policy import Policy
+from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
+from workgym.core.task_aware import TaskAwareModel
+from workgym.run.policy import Policy, run_episode
 from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:

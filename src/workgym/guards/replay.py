@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import ConfigError
 from workgym.guards.probes import (
     AttackContext,
     Expect,

@@ -1,4 +1,5 @@
-"""How attack results look: a rich table for the terminal and an escaped HTML section.
+"""The attack report: its record (attack.json), a rich table for the terminal and an escaped
+HTML section.
 
 The HTML section is standalone (inline style, no scripts) so the viewer and the certificate can
 embed it as is; every string that came from an environment or a verifier is escaped.
@@ -6,16 +7,73 @@ embed it as is; every string that came from an environment or a verifier is esca
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from html import escape
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from pydantic import BaseModel, Field
 from rich.table import Table
 
-if TYPE_CHECKING:
-    from workgym.guards.attack import AttackReport, Cell
+from workgym.guards.probes import TodoProbe
 
 MATRIX_MAX_FAMILIES = 6
+
+
+ATTACK_JSON = "attack.json"
+ATTACK_HTML = "attack.html"
+
+
+class Cell(BaseModel):
+    """One probe on one family: what was expected, what the verifier said, pass or fail."""
+
+    probe: str
+    family: str
+    expected: str
+    got: str
+    passed: bool
+    tasks: int
+    detail: str = ""
+    failing_tasks: list[str] = Field(default_factory=list)
+
+
+class ProbeInfo(BaseModel):
+    name: str
+    group: str
+    summary: str
+    expect: str
+    applied: bool  # the environment's tags let it run
+
+
+class AttackReport(BaseModel):
+    env_id: str
+    env_hash: str
+    tags: list[str]
+    families: list[str]
+    per_family: int
+    seed: int
+    probes: list[ProbeInfo]
+    cells: list[Cell]
+    todo: list[TodoProbe]
+    episodes: int
+    elapsed_s: float
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cells) and bool(self.cells)
+
+    def failures(self) -> list[Cell]:
+        return [c for c in self.cells if not c.passed]
+
+    def cell(self, probe: str, family: str) -> Cell | None:
+        return next((c for c in self.cells if c.probe == probe and c.family == family), None)
+
+    def write(self, out: Path) -> Path:
+        out.mkdir(parents=True, exist_ok=True)
+        body = self.model_dump(mode="json") | {"passed": self.passed}
+        (out / ATTACK_JSON).write_text(json.dumps(body, indent=2) + "\n")
+        (out / ATTACK_HTML).write_text(attack_page(self))
+        return out / ATTACK_JSON
 
 
 def _mark(passed: bool) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 REVIEWS = "reviews.jsonl"
 Decision = Literal["accepted", "exploit"]
@@ -176,3 +176,30 @@ def append_review(
     with (Path(run) / REVIEWS).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(review.model_dump(), ensure_ascii=False) + "\n")
     return review
+
+
+def counted(
+    record: dict[str, Any], reviews: dict[Key, Review] | None = None
+) -> tuple[float, bool, str, list[str]]:
+    """The reward a certificate counts for one episode, its success, why it is 0, and flags.
+
+    Errors and limit hits are failures (in both arms alike); a verifier error is a failure that
+    is counted separately; a success that carries an audit flag is not a success until a person
+    accepted every flag it carries (GUARDS.md; workgym.guards.review), and then it is
+    `reviewed` (counted, and reported as such).
+    """
+    verdict = record.get("verdict") or {}
+    flags = episode_flags(record)
+    outcome = record.get("outcome", "error")
+    if outcome == "error":
+        return 0.0, False, "error", flags
+    if outcome == "truncated":
+        return 0.0, False, "truncated", flags
+    if verdict.get("status") == "verifier_error":
+        return 0.0, False, "verifier_error", flags
+    reward, success = float(verdict.get("reward", 0.0)), bool(verdict.get("success", False))
+    if success and flags:
+        if reviews and is_trusted(record, reviews):
+            return reward, success, "reviewed", flags
+        return 0.0, False, "flagged", flags
+    return reward, success, "", flags

@@ -1,4 +1,4 @@
-"""What an environment of a given kind shows the probes, beyond `Environment.submit`.
+"""What an environment of a given kind shows the probes, beyond `submit` (workgym.guards.hooks).
 
 An environment tagged `sql_answer` implements `GoldResult` and one or both answer channels
 (`RowsChannel`, `SqlChannel`), so result-set probes can build

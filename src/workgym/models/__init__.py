@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-from workgym.core.model import (
-    Completion,
-    ConfigError,
-    Model,
-    ModelError,
-    Sampling,
-    TaskAwareModel,
-    Usage,
-)
+from typing import Protocol
+
+from workgym.core.errors import ConfigError, ModelError
+from workgym.core.model import Completion, Model, Sampling, Usage
+from workgym.core.registry import Registry
+from workgym.core.task_aware import TaskAwareModel
 
 __all__ = [
+    "PROVIDERS",
     "Completion",
-    "ConfigError",
     "Model",
     "ModelError",
+    "Provider",
     "Sampling",
-    "TaskAwareModel",
     "Usage",
     "get_model",
 ]
 
-PROVIDERS = ("openai", "hf", "scripted")
+
+class Provider(Protocol):
+    """What a `workgym.models` entry point names: builds the model for `provider/<name>`."""
+
+    def __call__(
+        self, name: str, *, base_url: str | None = None, api_key: str | None = None
+    ) -> Model | TaskAwareModel: ...
+
+
+PROVIDERS: Registry[Provider] = Registry(
+    "model provider",
+    "workgym.models",
+    hint="write openai/<model>, hf/<path> or scripted/<name>",
+)
 
 
 def get_model(
@@ -32,7 +42,8 @@ def get_model(
     base_url: str | None = None,
     api_key: str | None = None,
 ) -> Model | TaskAwareModel:
-    """Resolve `openai/<model>`, `hf/<path>` or `scripted/<name>`; pass model objects through."""
+    """Resolve `provider/name` (openai/<model>, hf/<path>, scripted/<name>, or a provider
+    another package declares); model objects pass through."""
     if not isinstance(ref, str):
         return ref
     provider, sep, name = ref.partition("/")
@@ -40,27 +51,6 @@ def get_model(
         raise ConfigError(
             f"model {ref!r} has no provider: write openai/<model>, hf/<path> or scripted/<name>"
         )
-    if provider == "openai":
-        from workgym.models.openai import OpenAIModel
-
-        return OpenAIModel(name, base_url=base_url, api_key=api_key)
-    if provider == "scripted":
-        from workgym.testing.scripted import get_scripted
-
-        return get_scripted(name)
-    if provider == "hf":
-        import importlib
-
-        try:
-            hf = importlib.import_module("workgym.models.hf")
-        except ImportError as exc:
-            raise ConfigError(
-                f"hf/ models need the [train] extra ({exc}): "
-                "pip install torch==2.13.0 && pip install 'workgym[train]'"
-            ) from exc
-        model: Model = hf.HFModel(name)
-        return model
-    raise ConfigError(
-        f"unknown model provider {provider!r} in {ref!r}: use one of "
-        + ", ".join(f"{p}/..." for p in PROVIDERS)
-    )
+    if provider not in PROVIDERS:
+        raise ConfigError(f"model {ref!r}: {PROVIDERS.unknown(provider)}")
+    return PROVIDERS.load(provider)(name, base_url=base_url, api_key=api_key)

@@ -9,43 +9,78 @@ and produced (keyed by the tool-call ids it minted, which are unique), and the n
 those ids followed by the rendered *new* messages only. Each turn's prompt therefore starts with
 the previous prompt plus completion, token for token, and a trainer can lay the turns end to end.
 
-Tool calls are parsed from Qwen2.5-style text: `<tool_call>{"name": ..., "arguments": {...}}
-</tool_call>`. A block that is not valid JSON still becomes a call (named `invalid_tool_call`, the
-raw text as its arguments), so the agent is told it erred instead of the text being dropped.
+Tool calls are parsed from Qwen2.5-style text (`hf_calls`). Built-in names (`hf/smollm2-135m`,
+`hf_builtin`) resolve to a cached copy of a model shipped in a wheel, with a chat template that
+renders tools (`hf_template`) and a *prefill*: text forced at the start of the assistant turn
+when tools are offered (`<tool_call>\n{"name": "`), which a small model needs to call tools at
+all. The prefill's ids are appended to the turn's `prompt_token_ids`, not to its completion: the
+policy did not sample them, so a trainer must treat them as context (mask 0, no logprob). Laid
+end to end, they sit between the previous turn and the model's tokens, exactly as the model saw
+them, and the reply's text (and tool call) is read from prefill plus completion.
 
-Generation is pluggable (`TokenGenerator`): local `model.generate` by default, or a server that
-takes token ids (the vLLM server TRL starts) during training on a GPU.
+Each turn samples with its own seed, derived from the episode's seed and the turn's index
+(`turn_seed`): reusing the episode seed on every turn would replay the same random stream and
+repeat sampled calls within an episode. Generation is pluggable (`TokenGenerator`): by default a
+micro-batching worker thread (`hf_batching.BatchedGenerator`) so concurrent episodes share
+batches and the event loop never blocks; or a server that takes token ids (the vLLM server TRL
+starts) during training on a GPU.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
-import re
-import uuid
+import logging
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Completion, ConfigError, Sampling, Usage
+from workgym.core.errors import ConfigError
+from workgym.core.messages import Message
+from workgym.core.model import Completion, Sampling, Usage
+from workgym.models.hf_batching import BatchedGenerator, LocalGenerator
+from workgym.models.hf_calls import INVALID_CALL, malformed, parse_reply
+from workgym.models.hf_template import TEMPLATES, ignores_tools
+from workgym.models.hf_threads import configure_cpu_threads
 
 if TYPE_CHECKING:
     from workgym.core.tools import ToolSpec
 
-TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-INVALID_CALL = "invalid_tool_call"
-CALL_END = "</tool_call>"
+__all__ = [
+    "INVALID_CALL",
+    "HFModel",
+    "LocalGenerator",
+    "TokenChat",
+    "TokenGenerator",
+    "load_local",
+    "parse_reply",
+    "turn_seed",
+]
+
 DEFAULT_MAX_NEW_TOKENS = 256
-MODEL_META = "workgym.json"  # beside config.json: provider settings a model needs (prefill)
+log = logging.getLogger("workgym.models.hf")
+AUTO_PREFILL = "auto"  # the built-in model's prefill (or the directory's workgym.json), else none
+MODEL_META = "workgym.json"  # beside config.json: the prefill and stop texts a directory declares
 
 
 class TokenGenerator(Protocol):
-    """Turns prompt token ids into completion ids and the log-probability of each of them."""
+    """Turns prompt token ids into completion ids and the log-probability of each of them.
+
+    A generator may also offer `async agenerate(...)` with the same arguments; the provider then
+    awaits it (the batching generator does), otherwise `generate` is called in the event loop.
+    """
 
     def generate(
         self, prompt_ids: list[int], sampling: Sampling, max_new_tokens: int
     ) -> tuple[list[int], list[float]]: ...
+
+
+def turn_seed(seed: int, turn: int) -> int:
+    """The seed of one turn of an episode: reproducible, different for every turn."""
+    digest = hashlib.blake2b(f"workgym-turn:{seed}:{turn}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def to_template_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -75,26 +110,6 @@ def _arguments(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def parse_reply(text: str) -> Message:
-    """The assistant message in decoded completion text (special tokens already removed)."""
-    calls: list[ToolCall] = []
-    for block in TOOL_CALL.findall(text):
-        raw = block.strip()
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            obj = None
-        call_id = f"call_{uuid.uuid4().hex[:16]}"
-        if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-            args = obj.get("arguments", {})
-            arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-            calls.append(ToolCall(id=call_id, name=obj["name"], arguments=arguments))
-        else:
-            calls.append(ToolCall(id=call_id, name=INVALID_CALL, arguments=raw))
-    content = TOOL_CALL.sub("", text).strip() if calls else text.strip()
-    return Message(role="assistant", content=content, tool_calls=calls)
 
 
 class TokenChat:
@@ -161,63 +176,14 @@ class TokenChat:
         return text
 
 
-class LocalGenerator:
-    """`model.generate` on one prompt; logprobs of the sampled tokens under the sampling
-    distribution (logits divided by the temperature, as TRL computes them)."""
-
-    def __init__(self, model: Any, tokenizer: Any) -> None:
-        self.model = model
-        self.tokenizer = tokenizer
-
-    def generate(
-        self, prompt_ids: list[int], sampling: Sampling, max_new_tokens: int
-    ) -> tuple[list[int], list[float]]:
-        torch = _lib("torch")
-        transformers = _lib("transformers")
-
-        device = next(self.model.parameters()).device
-        sample = sampling.temperature > 0
-        config = transformers.GenerationConfig(
-            max_new_tokens=max_new_tokens,
-            do_sample=sample,
-            temperature=sampling.temperature if sample else None,
-            top_p=sampling.top_p if sample else None,
-            top_k=0 if sample else None,
-            eos_token_id=self.tokenizer.eos_token_id,
-            pad_token_id=self.tokenizer.pad_token_id,
-            return_dict_in_generate=True,
-            output_logits=True,
-            # A small model goes on talking after its call; the call is complete at its closing
-            # tag, and everything after it would be ignored by the parser anyway.
-            stop_strings=[CALL_END],
-        )
-        inputs = torch.tensor([prompt_ids], device=device)
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.random.fork_rng(devices=[]), torch.no_grad():
-                if sampling.seed is not None:
-                    torch.manual_seed(sampling.seed)
-                out = self.model.generate(
-                    inputs,
-                    attention_mask=torch.ones_like(inputs),
-                    generation_config=config,
-                    tokenizer=self.tokenizer,
-                )
-        finally:
-            if was_training:
-                self.model.train()
-        completion = out.sequences[0, len(prompt_ids) :].tolist()
-        scale = sampling.temperature if sample else 1.0
-        logprobs = []
-        for step, token in enumerate(completion):
-            logits = out.logits[step][0].float() / scale
-            logprobs.append(float(torch.log_softmax(logits, dim=-1)[token]))
-        return completion, logprobs
-
-
 class HFModel:
-    """A local transformers chat model (`hf/<dir>`), loaded from disk only, never from a hub."""
+    """A local transformers chat model: `hf/<dir>`, or a built-in name such as `hf/smollm2-135m`.
+
+    Loaded from disk only, never from a hub. `prefill` is the text forced at the start of every
+    assistant turn that is offered tools; "auto" (the default) means the built-in model's, none for
+    other models. `stop` texts end such a turn early (default: the built-in model's) where the
+    generator accepts a `stop=` keyword (the built-in generators do).
+    """
 
     def __init__(
         self,
@@ -227,26 +193,43 @@ class HFModel:
         tokenizer: Any = None,
         generator: TokenGenerator | None = None,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-        prefill: str | None = None,
+        prefill: str | None = AUTO_PREFILL,
+        stop: tuple[str, ...] | None = None,
     ) -> None:
+        from workgym.models.hf_builtin import builtin
+
         path = name.removeprefix("hf/")
         self.name = f"hf/{path}"
+        spec = builtin(path)
         if model is None or tokenizer is None:
             model, tokenizer = load_local(path)
-        if prefill is None:
-            prefill = model_prefill(Path(path).expanduser())
         if getattr(tokenizer, "chat_template", None) is None:
             raise ConfigError(
                 f"{self.name}: the tokenizer has no chat template; save one with the model "
                 "(tokenizer.chat_template = ...; tokenizer.save_pretrained(dir))"
             )
+        meta = {} if spec is not None else model_meta(Path(path).expanduser())
+        if prefill == AUTO_PREFILL:
+            prefill = spec.prefill if spec is not None else meta.get("prefill")
+        self.prefill: str | None = prefill or None
+        if stop is None:
+            stop = spec.stop if spec is not None else tuple(meta.get("stop", ()))
+        self.stop = stop
+        if ignores_tools(tokenizer):
+            warnings.warn(
+                f"{self.name}: its chat template ignores tools=, so the model is never shown the "
+                "tools it may call; give the tokenizer a template that renders them "
+                "(docs/models.md)",
+                stacklevel=2,
+            )
         self.model = model
         self.tokenizer = tokenizer
         self.chat = TokenChat(tokenizer)
-        self.generator: TokenGenerator = generator or LocalGenerator(model, tokenizer)
+        self.prefill_ids: list[int] = self.chat.encode(self.prefill) if self.prefill else []
+        self.generator: TokenGenerator = generator or BatchedGenerator(model, tokenizer)
+        # A generator that takes no stop texts (the vLLM one) runs each turn to its budget.
+        self.takes_stop = "stop" in inspect.signature(self.generator.generate).parameters
         self.max_new_tokens = max_new_tokens
-        self.prefill = prefill
-        self.prefill_ids = self.chat.encode(prefill) if prefill else []
 
     def __repr__(self) -> str:
         return f"HFModel({self.name!r})"
@@ -254,14 +237,31 @@ class HFModel:
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
     ) -> Completion:
-        prompt = self.chat.prompt_ids(messages, tools) + self.prefill_ids
+        forced = self.prefill_ids if tools else []
+        prompt = self.chat.prompt_ids(messages, tools) + forced
         budget = sampling.max_tokens or self.max_new_tokens
-        if sampling.seed is not None:  # each turn its own stream, reproducible from the episode's
-            sampling = sampling.with_seed(turn_seed(sampling.seed, len(messages)))
-        completion, logprobs = self.generator.generate(prompt, sampling, budget)
-        reply = parse_reply(self.prefill + self.chat.decode(completion))
+        if sampling.seed is not None:
+            turn = sum(1 for m in messages if m.role == "assistant")
+            sampling = sampling.with_seed(turn_seed(sampling.seed, turn))
+        agenerate = getattr(self.generator, "agenerate", None)
+        extra = {"stop": self.stop} if self.stop and tools and self.takes_stop else {}
+        if agenerate is not None:
+            completion, logprobs = await agenerate(prompt, sampling, budget, **extra)
+        else:
+            completion, logprobs = self.generator.generate(prompt, sampling, budget, **extra)
+        reply = parse_reply(self.chat.decode(forced + completion))
+        bad = malformed(reply)
+        if bad:
+            log.info(
+                "%s wrote %d malformed tool call(s), returned to the agent as tool errors: %r",
+                self.name,
+                len(bad),
+                bad[0].arguments[:200],
+            )
         self.chat.remember(reply, len(messages) + 1, prompt + completion)
-        finished = bool(completion) and completion[-1] == self.chat.eos_id
+        finished = bool(completion) and (
+            completion[-1] == self.chat.eos_id or len(completion) < budget
+        )
         return Completion(
             message=reply,
             usage=Usage(prompt_tokens=len(prompt), completion_tokens=len(completion)),
@@ -272,36 +272,26 @@ class HFModel:
         )
 
 
-def turn_seed(episode_seed: int, n_messages: int) -> int:
-    """The seed of one turn: the episode's seed mixed with how far the conversation is.
+def model_meta(root: Path) -> dict[str, Any]:
+    """The prefill and stop texts a model directory declares in workgym.json ({} when none).
 
-    Re-seeding every turn with the episode's own seed restarts the same random stream, so
-    sampled calls repeat within an episode; GRPO then has nothing to explore.
+    A checkpoint trained from a built-in model is a plain directory; without this file it would
+    be played with no prefill and no stop, unlike the model it started from, and a certificate
+    comparing the two would measure the prompt format instead of the training.
     """
-    digest = hashlib.sha256(f"{episode_seed}|turn|{n_messages}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
-
-
-def model_prefill(root: Path) -> str:
-    """The assistant prefill a model directory declares in `workgym.json` (`""`: none).
-
-    Small models that never start a tool call on their own do so reliably when the turn is
-    forced to begin with the call's opening text. The prefill goes into the prompt as inserted
-    tokens (mask 0), so the model is never trained on text it did not write.
-    """
-    meta = root / MODEL_META
-    if not meta.is_file():
-        return ""
+    path = root / MODEL_META
+    if not path.is_file():
+        return {}
     try:
-        value = json.loads(meta.read_text(encoding="utf-8")).get("prefill", "")
-    except (ValueError, AttributeError) as exc:
-        raise ConfigError(f"{meta}: not a JSON object ({exc}); fix or delete it") from exc
-    if not isinstance(value, str):
-        raise ConfigError(f"{meta}: 'prefill' must be a string")
-    return value
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc}); fix or delete it") from exc
+    if not isinstance(meta, dict) or not isinstance(meta.get("prefill", ""), str):
+        raise ConfigError(f"{path}: expected {{'prefill': text, 'stop': [texts]}}")
+    return meta
 
 
-def _lib(name: str) -> Any:
+def optional_lib(name: str) -> Any:
     """Import an optional heavy library ([train] extra) where it is used, typed as Any."""
     import importlib
 
@@ -315,16 +305,23 @@ def _lib(name: str) -> Any:
 
 
 def load_local(path: str) -> tuple[Any, Any]:
-    """Model and tokenizer from a local directory (`save_pretrained` output)."""
-    root = Path(path).expanduser()
+    """Model and tokenizer from a built-in name or a local directory (`save_pretrained` output)."""
+    from workgym.models.hf_builtin import builtin, ensure_cached
+
+    spec = builtin(path)
+    root = ensure_cached(spec) if spec is not None else Path(path).expanduser()
     if not (root / "config.json").is_file():
         raise ConfigError(
             f"hf/{path}: no transformers model directory there (no config.json); pass a "
-            "directory written by save_pretrained, or build a tiny one with "
-            "`python -m workgym.train.tiny DIR`"
+            "directory written by save_pretrained, a built-in name (hf/smollm2-135m), or build "
+            "a tiny one with `python -m workgym.train.tiny DIR`"
         )
-    transformers = _lib("transformers")
+    transformers = optional_lib("transformers")
     tokenizer = transformers.AutoTokenizer.from_pretrained(root, local_files_only=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(root, local_files_only=True)
     model.eval()
+    if spec is not None:
+        tokenizer.chat_template = TEMPLATES[spec.template]
+    if next(model.parameters()).device.type == "cpu":
+        configure_cpu_threads()
     return model, tokenizer

@@ -24,8 +24,9 @@ import weakref
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from workgym.core.errors import ConfigError, ModelError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Completion, ConfigError, ModelError, Sampling, Usage
+from workgym.core.model import Completion, Sampling, Usage
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncOpenAI

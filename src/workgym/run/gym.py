@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
-from workgym.core.episode import Episode, EpisodeDriver
-from workgym.core.messages import Message
+from workgym.core.episode import Episode
+from workgym.core.messages import Message, from_openai
 from workgym.core.model import Completion, Usage
 from workgym.core.tasks import Task
+from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
 
 
@@ -59,35 +61,12 @@ class GymEnv:
         if driver is None or driver.done:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
         if isinstance(message, dict):
-            message = _from_openai(message)
+            message = from_openai(message)
         observation = await driver.step(Completion(message=message, usage=usage or Usage()))
         obs = {"messages": [m.to_openai() for m in observation]}
         if not driver.done:
             return obs, 0.0, False, False, {}
-        episode: Episode = await driver.finish()
+        episode: Episode = await finish_episode(driver)
         reward = episode.reward
         info = {"episode": episode, "verdict": episode.verdict}
         return obs, reward, episode.outcome == "terminated", episode.outcome == "truncated", info
-
-
-def _from_openai(data: dict[str, Any]) -> Message:
-    from workgym.core.messages import ToolCall
-
-    calls = []
-    for i, c in enumerate(data.get("tool_calls") or []):
-        fn = c.get("function", c)
-        args = fn.get("arguments", "{}")
-        calls.append(
-            ToolCall(
-                id=c.get("id") or f"call_{i}",
-                name=fn.get("name", ""),
-                arguments=args if isinstance(args, str) else _json(args),
-            )
-        )
-    return Message(role="assistant", content=data.get("content") or "", tool_calls=calls)
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value)

@@ -14,10 +14,13 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from workgym.core.driver import EpisodeDriver, drive
 from workgym.core.messages import Message
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import canonical_json
 from workgym.models import get_model
+from workgym.run.finish import finish_episode
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -113,6 +116,36 @@ class Policy:
         """
         if self.team is not None:
             return await self.team.play(self, env, task, seed=seed, epoch=epoch, split=split)
-        from workgym.core.episode import play_alone
-
         return await play_alone(env, task, self, seed=seed, epoch=epoch, split=split)
+
+
+async def play_alone(
+    env: Environment,
+    task: Task,
+    policy: Policy,
+    *,
+    seed: int = 0,
+    epoch: int = 0,
+    split: str = "",
+) -> Episode:
+    """The single-agent episode: the policy's model plays the task, then it is finished."""
+    driver = EpisodeDriver(env, task, policy, seed=seed, epoch=epoch, split=split)
+    await drive(driver, policy.model_for(task, env), policy.sampling.with_seed(seed))
+    return await finish_episode(driver)
+
+
+async def run_episode(
+    env: Environment,
+    task: Task,
+    policy: Policy,
+    *,
+    seed: int = 0,
+    epoch: int = 0,
+    split: str = "",
+) -> Episode:
+    """Play one task to the end with the policy (`Policy.play`) and return the finished record.
+
+    A `ModelError` propagates (the runner decides about retries, symmetrically for every arm);
+    anything the model *says* is handled inside the episode and never raises.
+    """
+    return await policy.play(env, task, seed=seed, epoch=epoch, split=split)

@@ -18,7 +18,7 @@ from typing import IO, Any
 from pydantic import BaseModel, Field
 
 from workgym.core.episode import Episode
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 RUN_FORMAT = "workgym-run/1"
 RUN_JSON = "run.json"
@@ -52,7 +52,7 @@ class RunSpec(BaseModel):
 def versions() -> dict[str, str]:
     from importlib.metadata import version
 
-    from workgym import __version__
+    from workgym.core.version import __version__
 
     return {
         "workgym": __version__,

@@ -8,38 +8,26 @@ seeds, and infrastructure errors are retried the same way in every arm.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
-from workgym.core.environment import Environment, load
-from workgym.core.episode import Episode, run_episode
-from workgym.core.model import Model, ModelError, Sampling, TaskAwareModel
-from workgym.core.tasks import Task
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode
+from workgym.core.loading import load
+from workgym.core.model import Model
+from workgym.core.task_aware import TaskAwareModel
+from workgym.run.attempt import attempt
 from workgym.run.executors.executor import Job
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
+from workgym.run.progress import ProgressBar
 from workgym.run.rundir import RunDir, RunSpec
 from workgym.run.summary import Summary, summarize
 
 if TYPE_CHECKING:
-    from workgym.run.executors.executor import Executor
-
-
-def episode_seed(run_seed: int, task_id: str, epoch: int) -> int:
-    digest = hashlib.sha256(f"{run_seed}|{task_id}|{epoch}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
+    pass
 
 
 def default_out(env: Environment, policy: Policy, split: str) -> Path:
@@ -69,102 +57,44 @@ class Run:
         return self.dir.episodes()
 
 
-class _Progress:
-    """A rich progress bar with done/total, rate, ETA and an error count; silent when off."""
-
-    def __init__(self, enabled: bool, total: int, done: int, label: str) -> None:
-        self.errors = 0
-        self.bar: Progress | None = None
-        if enabled:
-            self.bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.speed_text}"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                TextColumn("errors {task.fields[errors]}"),
-                console=Console(stderr=True),
-                transient=False,
-            )
-            self.task_id = self.bar.add_task(label, total=total, completed=done, errors=0)
-
-    def __enter__(self) -> _Progress:
-        if self.bar is not None:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def advance(self, error: bool) -> None:
-        self.errors += error
-        if self.bar is not None:
-            self.bar.update(self.task_id, advance=1, errors=self.errors)
-
-
-# rich has no rate column that reads well for episodes; add it to the task's text fields.
-def _install_speed_text() -> None:
-    from rich.progress import Task as RichTask
-
-    if not hasattr(RichTask, "speed_text"):
-
-        def speed_text(self: RichTask) -> str:
-            return f"{self.speed:.1f} ep/s" if self.speed else "-- ep/s"
-
-        RichTask.speed_text = property(speed_text)  # type: ignore[attr-defined]
-
-
 async def eval_async(
     env: Environment | str | Path,
     model: Model | TaskAwareModel | str | None = None,
     *,
-    policy: Policy | None = None,
     split: str = "dev",
     epochs: int = 1,
-    concurrency: int = 8,
     out: str | Path | None = None,
-    seed: int = 0,
-    limit: int | None = None,
-    max_retries: int = 2,
-    retry_backoff_s: float = 0.5,
-    progress: bool = True,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    sampling: Sampling | None = None,
-    system_prompt: str = "",
-    playbook: str | None = None,
-    forced: list[str] | None = None,
-    executor: str | Executor = "asyncio",
-    address: str | None = None,
+    options: EvalOptions | None = None,
 ) -> Run:
     """Evaluate a policy (or a model with a default policy) on a split; resumes `out`.
 
-    `forced` names the gates a caller overrode (e.g. ``["admission"]`` for an environment that
-    has not passed `workgym check`); it is written into run.json so the override stays visible.
-    `executor="ray"` (with an optional Ray `address`) plays the episodes on a Ray cluster while
-    this process still writes the run directory; see workgym.run.executors.
+    `options.forced` names the gates a caller overrode (e.g. ``["admission"]`` for an
+    environment that has not passed `workgym check`); it is written into run.json so the
+    override stays visible. `executor="ray"` (with an optional Ray `address`) plays the episodes
+    on a Ray cluster while this process still writes the run directory; see
+    workgym.run.executors.
     """
-    if address is not None and executor == "asyncio":
+    o = options or EvalOptions()
+    if o.address is not None and o.executor == "asyncio":
         raise ValueError("address is for executor='ray'; pass executor='ray' or drop address")
     environment = env if isinstance(env, Environment) else load(env)
+    policy = o.policy
     if policy is None:
         if model is None:
             raise ValueError("give a model (e.g. 'openai/<name>') or a Policy")
         policy = Policy(
             model,
-            system_prompt=system_prompt,
-            playbook=playbook,
-            sampling=sampling,
-            base_url=base_url,
-            api_key=api_key,
+            system_prompt=o.system_prompt,
+            playbook=o.playbook,
+            sampling=o.sampling,
+            base_url=o.base_url,
+            api_key=o.api_key,
         )
-    if epochs < 1 or concurrency < 1:
+    if epochs < 1 or o.concurrency < 1:
         raise ValueError("epochs and concurrency must be at least 1")
     tasks = environment.taskset.split(split)
-    if limit is not None:
-        tasks = tasks[:limit]
+    if o.limit is not None:
+        tasks = tasks[: o.limit]
     spec = RunSpec(
         env_id=environment.id,
         env_version=environment.version,
@@ -174,31 +104,32 @@ async def eval_async(
         policy_hash=policy.hash,
         split=split,
         epochs=epochs,
-        seed=seed,
+        seed=o.seed,
         n_tasks=len(tasks),
         limits=environment.limits.model_dump(),
         split_spec=environment.taskset.split_spec.model_dump(),
-        forced=sorted(forced or []),
+        forced=sorted(o.forced),
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
     todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done]
     total = len(tasks) * epochs
-    _install_speed_text()
-    job = Job(environment, policy, split, seed, todo, concurrency, max_retries, retry_backoff_s)
+    job = Job(
+        environment, policy, split, o.seed, todo, o.concurrency, o.max_retries, o.retry_backoff_s
+    )
     try:
-        with _Progress(progress, total, total - len(todo), f"eval {environment.id}") as bar:
+        with ProgressBar(o.progress, total, total - len(todo), f"eval {environment.id}") as bar:
 
             def record(episode: Episode) -> None:  # this process stays the only writer
                 run_dir.append(episode)
                 bar.advance(episode.outcome == "error")
 
-            if executor == "asyncio":
+            if o.executor == "asyncio":
                 await _drive(job, record)
             else:
                 from workgym.run.executors import resolve_executor
 
-                await resolve_executor(executor, address=address).run(job, record)
+                await resolve_executor(o.executor, address=o.address).run(job, record)
     finally:
         run_dir.close()
     return Run(run_dir)
@@ -210,18 +141,7 @@ async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
 
     async def worker() -> None:
         for task, epoch in items:  # one shared iterator: each item is taken exactly once
-            record(
-                await _attempt(
-                    job.env,
-                    job.policy,
-                    task,
-                    epoch,
-                    job.split,
-                    job.run_seed,
-                    job.max_retries,
-                    job.retry_backoff_s,
-                )
-            )
+            record(await attempt(job.spec(task, epoch)))
 
     workers = [asyncio.create_task(worker()) for _ in range(min(job.concurrency, len(job.todo)))]
     try:
@@ -233,53 +153,22 @@ async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
         raise
 
 
-async def _attempt(
-    env: Environment,
-    policy: Policy,
-    task: Task,
-    epoch: int,
-    split: str,
-    run_seed: int,
-    max_retries: int,
-    retry_backoff_s: float,
-) -> Episode:
-    """One episode with symmetric retries of infrastructure errors; never raises for those."""
-    seed = episode_seed(run_seed, task.id, epoch)
-    split = env.taskset.split_of(task)  # the task's own split, also when the run covers "all"
-    last_error = ""
-    for attempt in range(max_retries + 1):
-        try:
-            return await run_episode(env, task, policy, seed=seed, epoch=epoch, split=split)
-        except ModelError as exc:
-            if not exc.retryable:
-                raise
-            last_error = f"model error after {attempt + 1} attempts: {exc}"
-            if attempt < max_retries:
-                await asyncio.sleep(retry_backoff_s * 2**attempt)
-        except Exception as exc:  # an environment or framework bug: record it, keep running
-            last_error = f"{type(exc).__name__}: {exc}"
-            break
-    return _errored(env, policy, task, epoch, split, seed, last_error)
+def eval(
+    env: Environment | str | Path,
+    model: Any = None,
+    *,
+    split: str = "dev",
+    epochs: int = 1,
+    out: str | Path | None = None,
+    options: EvalOptions | None = None,
+    **fields: Any,
+) -> Run:
+    """Synchronous `eval_async` for scripts; inside an event loop, await `eval_async`.
 
-
-def _errored(
-    env: Environment, policy: Policy, task: Task, epoch: int, split: str, seed: int, error: str
-) -> Episode:
-    return Episode(
-        task_id=task.id,
-        family=task.family,
-        split=split,
-        epoch=epoch,
-        seed=seed,
-        model=policy.model_name,
-        policy_hash=policy.hash,
-        env_id=env.id,
-        env_hash=env.content_hash(),
-        outcome="error",
-        error=error,
-    )
-
-
-def eval(env: Environment | str | Path, model: Any = None, **kwargs: Any) -> Run:
-    """Synchronous `eval_async` for scripts; inside an event loop, await `eval_async`."""
-    return asyncio.run(eval_async(env, model, **kwargs))
+    The options may also be given as keyword arguments (`concurrency=4, progress=False`).
+    """
+    if fields:
+        if options is not None:
+            raise ValueError("give options= or option keyword arguments, not both")
+        options = EvalOptions.of(**fields)
+    return asyncio.run(eval_async(env, model, split=split, epochs=epochs, out=out, options=options))

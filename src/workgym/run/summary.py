@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
+SINGLE_ROLE = "agent"  # the role of the one agent of a plain (non-team) episode
 TOKEN_ESTIMATOR = "server counts per call; by-role split estimated at 4 chars/token"
 
 
@@ -129,3 +130,19 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
             )
             summary.pass_hat_k, summary.pass_at_k = pk.pass_hat_k, pk.pass_at_k
     return summary
+
+
+def record_tokens(record: dict[str, Any]) -> int:
+    usage = record.get("usage") or {}
+    return int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+
+
+def role_tokens(record: dict[str, Any]) -> dict[str, int]:
+    """Tokens of one stored episode by agent role (one role, `agent`, for a plain episode)."""
+    agents = record.get("agents")
+    if not agents:
+        return {SINGLE_ROLE: record_tokens(record)}
+    out: dict[str, int] = {}
+    for a in agents:
+        out[a["role"]] = out.get(a["role"], 0) + record_tokens(a)
+    return out

@@ -20,7 +20,6 @@ from workgym.core.model import Completion
 # swarm of many agents does not make episodes.jsonl many times larger.
 MAX_TRANSCRIPT_MESSAGES = 24
 MAX_MESSAGE_CHARS = 2000
-SINGLE_ROLE = "agent"  # the role of the one agent of a plain (non-team) episode
 
 
 def sub_seed(seed: int, role: str, index: int) -> int:
@@ -134,19 +133,3 @@ def agent_record(
         transcript_dropped=dropped,
         **fields,
     )
-
-
-def record_tokens(record: dict[str, Any]) -> int:
-    usage = record.get("usage") or {}
-    return int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
-
-
-def role_tokens(record: dict[str, Any]) -> dict[str, int]:
-    """Tokens of one stored episode by agent role (one role, `agent`, for a plain episode)."""
-    agents = record.get("agents")
-    if not agents:
-        return {SINGLE_ROLE: record_tokens(record)}
-    out: dict[str, int] = {}
-    for a in agents:
-        out[a["role"]] = out.get(a["role"], 0) + record_tokens(a)
-    return out

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.swarm.points import Paired, RunCost, RunData, load, paired
 
 COMPARE_FORMAT = "workgym-compare/1"

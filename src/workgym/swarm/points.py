@@ -19,12 +19,11 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
-from workgym.certify.compare import counted
-from workgym.core.model import ConfigError
-from workgym.guards.review import read_reviews
+from workgym.core.errors import ConfigError
+from workgym.guards.review import counted, read_reviews
 from workgym.run.rundir import RunDir, read_spec
+from workgym.run.summary import record_tokens, role_tokens
 from workgym.stats import tests as stats
-from workgym.swarm.accounting import record_tokens, role_tokens
 
 
 class Paired(BaseModel):

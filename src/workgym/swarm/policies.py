@@ -21,9 +21,12 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from workgym.core.episode import Episode, EpisodeDriver, drive
+from workgym.core.driver import EpisodeDriver, drive
+from workgym.core.episode import Episode
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import ConfigError, Model, TaskAwareModel
+from workgym.core.model import Model
+from workgym.core.task_aware import TaskAwareModel
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, sub_seed
 from workgym.swarm.selection import Candidate, Selector, selector

@@ -21,9 +21,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workgym.core.episode import Episode, EpisodeDriver, TokenUsage, drive
+from workgym.core.driver import EpisodeDriver, drive
+from workgym.core.episode import Episode, TokenUsage
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Completion, ConfigError, Model, Sampling, TaskAwareModel
+from workgym.core.model import Completion, Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tools import Submission, Toolkit, ToolResult
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, conversation_usage, sub_seed

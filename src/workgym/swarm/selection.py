@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from workgym.core.episode import AgentRecord, TokenUsage
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import ConfigError, Model, Sampling
+from workgym.core.model import Model, Sampling
 from workgym.core.tasks import canonical_json
 from workgym.swarm.accounting import agent_record, conversation_usage
 from workgym.swarm.work import work_text

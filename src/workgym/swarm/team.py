@@ -7,9 +7,12 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from workgym.core.episode import AgentRecord, Episode, EpisodeDriver
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.driver import EpisodeDriver
+from workgym.core.episode import AgentRecord, Episode
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
+from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import sum_usage
 from workgym.swarm.sections import role_view
@@ -59,7 +62,7 @@ async def finish_as_team(
     ep.policy_hash = policy.hash
     ep.seed = seed
     ep.started_at = started_at
-    final = await driver.finish()
+    final = await finish_episode(driver)
     final.wall_time_s = time.perf_counter() - started
     return final
 

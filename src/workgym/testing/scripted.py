@@ -12,15 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from workgym.core.messages import Message
-from workgym.core.model import (
-    Completion,
-    ConfigError,
-    Model,
-    Sampling,
-    TaskAwareModel,
-    Usage,
-    message_tokens,
-)
+from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
+from workgym.core.registry import Registry
+from workgym.core.task_aware import TaskAwareModel
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -118,24 +112,39 @@ class TaskScript:
         return _Playback(self.name, self.script(task, env), self.latency_s)
 
 
-def _oracle(task: Task, env: Environment) -> Sequence[Message]:
-    return env.oracle(task)
+def oracle() -> TaskScript:
+    """`scripted/oracle`: submits the ground truth (self-checks only, never a result)."""
+    return TaskScript("scripted/oracle", lambda task, env: env.oracle(task))
 
 
-_SCRIPTED: dict[str, Callable[[], TaskAwareModel]] = {
-    "oracle": lambda: TaskScript("scripted/oracle", _oracle),
-    "null": lambda: ScriptedModel("scripted/null", turns=[Message(role="assistant")]),
-}
+def null() -> ScriptedModel:
+    """`scripted/null`: answers nothing, the floor every reward must sit near."""
+    return ScriptedModel("scripted/null", turns=[Message(role="assistant")])
 
 
-def register_scripted(name: str, factory: Callable[[], TaskAwareModel]) -> None:
-    """Make a test double available as `scripted/<name>` (probes register themselves here)."""
-    _SCRIPTED[name] = factory
+DoubleFactory = Callable[[], TaskAwareModel]
+
+DOUBLES: Registry[DoubleFactory] = Registry(
+    "test double",
+    "workgym.scripted",
+    hint="scripted/<name> names a registered test double; `workgym attack --list` names the "
+    "probes, whose doubles are scripted/probe-<name>",
+)
+
+
+def register_scripted(name: str, factory: DoubleFactory) -> None:
+    """Make a test double available as `scripted/<name>` in this process (a package declares
+    its own in the `workgym.scripted` entry-point group instead)."""
+    DOUBLES.add(name, factory)
 
 
 def get_scripted(name: str) -> TaskAwareModel:
-    factory = _SCRIPTED.get(name)
-    if factory is None:
-        known = ", ".join(f"scripted/{n}" for n in sorted(_SCRIPTED))
-        raise ConfigError(f"unknown test double scripted/{name}; known: {known}")
-    return factory()
+    """A fresh `scripted/<name>`, whatever was imported before: the registry finds it."""
+    return DOUBLES.load(name)()
+
+
+def scripted_provider(
+    name: str, *, base_url: str | None = None, api_key: str | None = None
+) -> TaskAwareModel:
+    """The `scripted` model provider: `scripted/<name>` test doubles (no endpoint)."""
+    return get_scripted(name)

@@ -26,12 +26,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from workgym.core.environment import Environment, load
-from workgym.core.episode import EpisodeDriver
-from workgym.core.model import Completion, ConfigError
+from workgym.core.driver import EpisodeDriver
+from workgym.core.environment import Environment
+from workgym.core.errors import ConfigError
+from workgym.core.loading import load
+from workgym.core.model import Completion
 from workgym.models.hf import parse_reply
+from workgym.run.attempt import episode_seed
+from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
-from workgym.run.runner import episode_seed
 from workgym.train.trl.env_factory import TrainerDriven
 
 try:
@@ -109,7 +112,7 @@ class WorkgymTextEnv(_Base):  # type: ignore[misc]
                 {"role": "tool", "content": m.content, "name": m.name or ""} for m in observation
             ]
             return {"observations": observations, "reward": 0.0, "done": False, "metadata": {}}
-        self.episode = self._loop.run_until_complete(self.driver.finish())
+        self.episode = self._loop.run_until_complete(finish_episode(self.driver))
         verdict = self.episode.verdict
         reward = float(verdict.reward) if verdict is not None and verdict.trainable else 0.0
         metadata = {

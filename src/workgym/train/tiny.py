@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workgym.models.hf import _lib
+from workgym.models.hf import optional_lib
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Like Qwen2.5: added (never split) but not special, so they survive decoding.
@@ -131,8 +131,8 @@ def _corpus(n_lines: int = 400) -> list[str]:
 
 def build_tokenizer(vocab_size: int = 512) -> Any:
     """A byte-level BPE tokenizer with the Qwen2.5 chat template (a PreTrainedTokenizerFast)."""
-    tk = _lib("tokenizers")
-    transformers = _lib("transformers")
+    tk = optional_lib("tokenizers")
+    transformers = optional_lib("transformers")
     pre_tokenizers = tk.pre_tokenizers
 
     core = tk.Tokenizer(tk.models.BPE())
@@ -171,8 +171,8 @@ def build_tiny(
     """
     if hidden_size % 8 or not 8 <= hidden_size <= 1024:
         raise ValueError("hidden_size must be a multiple of 8 between 8 and 1024")
-    torch = _lib("torch")
-    transformers = _lib("transformers")
+    torch = optional_lib("torch")
+    transformers = optional_lib("transformers")
 
     tokenizer = build_tokenizer(vocab_size)
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         raise SystemExit("usage: python -m workgym.train.tiny OUT_DIR")
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     try:
         path = build_tiny(args[0])

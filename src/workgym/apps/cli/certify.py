@@ -19,6 +19,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from workgym.apps.cli.options import ImportModules, import_modules
+
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
@@ -112,18 +114,21 @@ def certify(
     temperature: float = 0.0,
     max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
     progress: bool = True,
+    imports: ImportModules = None,
 ) -> None:
     """Certify a candidate against its baseline: held-out gain, no regression on the suites,
     admission. Writes certificate.json and certificate.html."""
     import asyncio
 
-    from workgym.core.model import ConfigError, Sampling
+    from workgym.core.errors import ConfigError
+    from workgym.core.model import Sampling
 
     if recompute is not None:
         if curve is not None:
             raise _fail("--recompute takes the learning curve from the certificate; drop --curve")
         _recompute(recompute)
         return
+    import_modules(imports)  # the environment's module, and any user suite's
     from workgym.certify.workflow import Request, certify_async
     from workgym.run.policy import Policy
 
@@ -191,7 +196,7 @@ def certify(
 
 def _recompute(path: Path) -> None:
     from workgym.certify.certificate import recompute
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     try:
         cert, same, changed = recompute(path)

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from workgym.apps.cli.options import ImportModules, import_modules
+
 
 def register(train_app: typer.Typer) -> None:
     train_app.command("grpo")(grpo)
@@ -45,14 +47,16 @@ def grpo(
     ] = "rollout",
     system_prompt: Annotated[str, typer.Option(help="extra system text")] = "",
     seed: int = 0,
+    imports: ImportModules = None,
 ) -> None:
     """Update weights with GRPO (TRL) on the train split; save a checkpoint and the curve."""
     from rich.console import Console
 
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     if adapter not in ("rollout", "tools"):
         raise ConfigError(f"--adapter {adapter!r}: use rollout or tools")
+    import_modules(imports)
     try:
         from workgym.train.trl.grpo import GRPOSettings, train_grpo
     except ImportError as exc:

@@ -1,7 +1,8 @@
 """`workgym attack`, `workgym review` and `workgym baselines`: the guards from the command line.
 
-Registered through cli.COMMAND_MODULES. Heavy imports stay inside the commands; registering also
-makes every probe and baseline attacker available as a `scripted/...` test double, so that
+Declared in the `workgym.commands` entry-point group. Heavy imports stay inside the commands.
+Every probe and baseline attacker is a `scripted/...` test double (the `probe-*` and
+`baseline-*` families of the `workgym.scripted` entry points), so that
 `workgym eval ENV --model scripted/probe-<name>` replays a probe as an ordinary run.
 """
 
@@ -16,6 +17,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from workgym.apps.cli.options import ImportModules, load_env
 
 out = Console(soft_wrap=True)
 
@@ -38,11 +41,11 @@ def attack(
     clock: Annotated[float, typer.Option(help="episode clock (s) for the sleep probe")] = 1.0,
     list_probes: Annotated[bool, typer.Option("--list", help="list the probes and exit")] = False,
     progress: bool = True,
+    imports: ImportModules = None,
 ) -> None:
     """Run every applicable probe on every task family; print probe x family: expected, got."""
     import time
 
-    from workgym.core.environment import load
     from workgym.guards.attack import attack_async
     from workgym.guards.catalog import by_name, probes, todo
     from workgym.guards.replay import ReplayProbe
@@ -56,11 +59,11 @@ def attack(
             table.add_row(t.name, t.group, "[dim]todo[/]", f"{t.summary} (needs {t.needs})")
         out.print(table)
         return
-    environment = load(env)
+    environment = load_env(env, imports)
     try:
         chosen = by_name(probe or [])
     except ValueError as exc:
-        from workgym.core.model import ConfigError
+        from workgym.core.errors import ConfigError
 
         raise ConfigError(str(exc)) from exc
     if replays is not None:
@@ -111,7 +114,7 @@ def review(
     ),
 ) -> None:
     """List flagged successes of a run, or mark flags as accepted or confirmed exploits."""
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
     from workgym.guards.replay import export_exploit
     from workgym.guards.review import TrustedOutcomes, append_review, episode_flags
 
@@ -162,12 +165,12 @@ def baselines(
     split: Annotated[str, typer.Option(help="train, dev, test or all")] = "dev",
     out_dir: Annotated[Path | None, typer.Option("--out", help="where the runs go")] = None,
     progress: bool = True,
+    imports: ImportModules = None,
 ) -> None:
     """Run the null, constant, enumerating and random baselines; report them with thresholds."""
-    from workgym.core.environment import load
     from workgym.guards.baselines import run_baselines
 
-    environment = load(env)
+    environment = load_env(env, imports)
     target = out_dir or Path("runs") / "baselines" / _slug(environment.id) / split
     report = asyncio.run(run_baselines(environment, target, split=split, progress=progress))
     table = Table("baseline", "mean reward", "success", "threshold", "result", title=env)
@@ -183,11 +186,6 @@ def baselines(
 
 
 def register(app: typer.Typer) -> None:
-    from workgym.guards.baselines import register_attackers as baseline_attackers
-    from workgym.guards.catalog import register_attackers
-
-    register_attackers()
-    baseline_attackers()
     app.command()(attack)
     app.command()(review)
     app.command()(baselines)

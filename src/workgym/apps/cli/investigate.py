@@ -1,8 +1,8 @@
 """`workgym investigate`: a trained policy investigates the real, unplanted warehouse.
 
-Registered into the main CLI through `COMMAND_MODULES`; heavy imports stay inside the command so
-`workgym --help` stays fast. Also makes the rule-based test double `scripted/investigator`
-available to every command (it reads only what a question states).
+Declared in the `workgym.commands` entry-point group; heavy imports stay inside the command so
+`workgym --help` stays fast. The rule-based test double `scripted/investigator` (it reads only
+what a question states) is a `workgym.scripted` entry point, available to every command.
 """
 
 from __future__ import annotations
@@ -14,20 +14,7 @@ from typing import Annotated
 import typer
 
 
-def _register_doubles() -> None:
-    from workgym.testing.scripted import register_scripted
-
-    def make():  # type: ignore[no-untyped-def]
-        from workgym.envs.warehouse.investigate.investigator import Investigator
-
-        return Investigator()
-
-    register_scripted("investigator", make)
-
-
 def register(app: typer.Typer) -> None:
-    _register_doubles()
-
     @app.command()
     def investigate(
         db: Annotated[
@@ -57,7 +44,8 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from workgym.apps.cli.main import _fail, _slug
-        from workgym.core.model import ConfigError, Sampling
+        from workgym.core.errors import ConfigError
+        from workgym.core.model import Sampling
         from workgym.envs.warehouse.investigate.findings import investigate_async
         from workgym.envs.warehouse.source.contract import SourceError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -12,8 +13,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from workgym.core.environment import load, registered
-from workgym.core.model import ConfigError, ModelError, Sampling
+from workgym.apps.cli.options import ImportModules, import_modules, load_env
+from workgym.core.errors import ConfigError, ModelError
+from workgym.core.loading import registered
+from workgym.core.model import Sampling
+from workgym.core.registry import Registry
 
 app = typer.Typer(
     name="workgym",
@@ -38,8 +42,9 @@ def _slug(text: str) -> str:
 
 
 @app.command()
-def envs() -> None:
+def envs(imports: ImportModules = None) -> None:
     """List the registered environments."""
+    import_modules(imports)
     table = Table("id", "version", "tasks", "train/dev/test")
     for env_id, factory in registered().items():
         try:
@@ -76,9 +81,11 @@ def eval_cmd(
         str | None, typer.Option(help="Ray cluster address (auto, ray://...); none: start one")
     ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: CPUs)")] = None,
+    imports: ImportModules = None,
 ) -> None:
     """Evaluate a model on a split; re-running the same command resumes the run."""
     from workgym.run.executors import Executor, resolve_executor
+    from workgym.run.options import EvalOptions
     from workgym.run.runner import eval_async
 
     if executor == "asyncio" and (address is not None or workers is not None):
@@ -94,20 +101,22 @@ def eval_cmd(
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens)
     run = asyncio.run(
         eval_async(
-            load(env),
+            load_env(env, imports),
             model,
             split=split,
             epochs=epochs,
-            concurrency=concurrency,
             out=out_dir,
-            seed=seed,
-            limit=limit,
-            base_url=base_url,
-            api_key=api_key,
-            sampling=sampling,
-            playbook=text,
-            progress=progress,
-            executor=runner,
+            options=EvalOptions(
+                concurrency=concurrency,
+                seed=seed,
+                limit=limit,
+                base_url=base_url,
+                api_key=api_key,
+                sampling=sampling,
+                playbook=text,
+                progress=progress,
+                executor=runner,
+            ),
         )
     )
     run.summary().print(out)
@@ -130,12 +139,13 @@ def check(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="where the check runs go")] = None,
     progress: bool = True,
+    imports: ImportModules = None,
 ) -> None:
     """Model-free self test: the oracle solves every task, verdicts are deterministic, and a
     policy that answers nothing scores near zero."""
     from workgym.guards.check import check_async
 
-    environment = load(env)
+    environment = load_env(env, imports)
     target = out_dir or Path("runs") / "check" / _slug(environment.id)
     report = asyncio.run(check_async(environment, target, progress=progress))
     table = Table("check", "result", "detail", title=f"workgym check {environment.id}")
@@ -150,25 +160,23 @@ def check(
     out.print(f"next: workgym eval {env} --model openai/<model> --base-url <url> --split dev")
 
 
-# Commands that live with the feature they drive. Each module exposes `register(app)` and keeps
-# its heavy imports inside the command functions, so `workgym --help` stays fast.
-COMMAND_MODULES: list[str] = [
-    "workgym.apps.cli.train",
-    "workgym.apps.cli.certify",
-    "workgym.apps.cli.view",
-    "workgym.apps.cli.guards",
-    "workgym.apps.cli.generate",
-    "workgym.apps.cli.swarm",
-    "workgym.apps.cli.investigate",
-    "workgym.apps.cli.serve",
-]
+CommandGroup = Callable[[typer.Typer], None]
+
+# Commands that live with the feature they drive, declared as `workgym.commands` entry points
+# (a package adds its own the same way). Each names a `register(app)` that keeps its heavy
+# imports inside the command functions, so `workgym --help` stays fast.
+COMMANDS: Registry[CommandGroup] = Registry("command group", "workgym.commands")
 
 
 def _register_feature_commands() -> None:
-    import importlib
-
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(app)
+    stale = COMMANDS.stale_install()
+    if stale:
+        err.print(f"[yellow]warning:[/] {stale}", highlight=False)
+    for name in COMMANDS.names():
+        try:
+            COMMANDS.load(name)(app)
+        except ConfigError as exc:  # one broken plugin must not take the other commands down
+            err.print(f"[yellow]warning:[/] {exc}", highlight=False)
 
 
 _register_feature_commands()

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from workgym.apps.cli.options import ImportModules, load_env
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -90,15 +92,14 @@ def playbook(
     seed: int = 0,
     concurrency: Annotated[int, typer.Option(min=1)] = 8,
     progress: bool = True,
+    imports: ImportModules = None,
 ) -> None:
     """Learn a readable playbook for a frozen model from reward (train split; dev selects)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules + doubles)
     from workgym.apps.cli.main import _fail
     from workgym.apps.cli.main import out as console
-    from workgym.core.environment import load
     from workgym.train.playbook.api import train_playbook_async
     from workgym.train.playbook.config import TrainConfig
     from workgym.train.playbook.playbook import load_playbook
@@ -123,7 +124,7 @@ def playbook(
     except ValueError as exc:
         _fail(f"bad training settings: {exc}")
     seed_pb = load_playbook(seed_playbook) if seed_playbook is not None else None
-    environment = load(env)
+    environment = load_env(env, imports)
     bar = None
     if progress:
         bar = Progress(

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from workgym.apps.cli.options import ImportModules, load_env
+
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve_cmd)
@@ -33,16 +35,15 @@ def serve_cmd(
     mcp: Annotated[
         bool, typer.Option("--mcp", help="serve the tools as an MCP server on stdin/stdout")
     ] = False,
+    imports: ImportModules = None,
 ) -> None:
     """Serve an environment: isolated episodes per session, for remote trainers and agents."""
     import asyncio
 
     from rich.console import Console
 
-    from workgym.core.environment import load
-
     err = Console(stderr=True, soft_wrap=True)  # stdout is the MCP channel with --mcp
-    environment = load(env)
+    environment = load_env(env, imports)
     if mcp:
         try:
             from workgym.apps.serve.mcp_server import serve_stdio

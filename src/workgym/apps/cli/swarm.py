@@ -99,7 +99,7 @@ def compare_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="where compare.json/png go")] = None,
 ) -> None:
     """Compare runs at equal cost: reward at matched cost and cost at matched reward."""
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
     from workgym.swarm.compare import compare
     from workgym.swarm.plots import frontier_png
 

@@ -1,20 +1,19 @@
 """The `workgym train` command group, shared by every trainer.
 
-Each trainer adds its own subcommand from its own module: list the module in
-`TRAIN_COMMAND_MODULES`; it exposes `register(train_app: typer.Typer)` and keeps heavy imports
-inside the command function, so `workgym --help` stays fast.
+Each trainer adds its own subcommand from its own module, declared as a `workgym.trainers` entry
+point naming its `register(train_app: typer.Typer)` (a package adds a trainer the same way); it
+keeps heavy imports inside the command function, so `workgym --help` stays fast.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 
 import typer
 
-TRAIN_COMMAND_MODULES: list[str] = [
-    "workgym.apps.cli.playbook",
-    "workgym.apps.cli.grpo",
-]
+from workgym.core.registry import Registry
+
+TRAINERS: Registry[Callable[[typer.Typer], None]] = Registry("trainer", "workgym.trainers")
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +24,6 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
         add_completion=False,
     )
-    for name in TRAIN_COMMAND_MODULES:
-        importlib.import_module(name).register(train_app)
+    for name in TRAINERS.names():
+        TRAINERS.load(name)(train_app)
     app.add_typer(train_app, name="train")

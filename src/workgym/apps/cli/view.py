@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from workgym.apps.cli.options import ImportModules, import_modules
+
 
 def _free_port(host: str) -> int:
     import socket
@@ -22,6 +24,7 @@ def view(
         str, typer.Option(help="interface to bind; anything but 127.0.0.1 exposes your runs")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="0 picks a free port")] = 8765,
+    imports: ImportModules = None,
 ) -> None:
     """Read transcripts against ground truth in a local web viewer (read-only except flag
     reviews)."""
@@ -29,10 +32,11 @@ def view(
     from rich.console import Console
 
     from workgym.apps.viewer.app import create_app
-    from workgym.core.model import ConfigError
+    from workgym.core.errors import ConfigError
 
     if not path.is_dir():
         raise ConfigError(f"{path} is not a directory; pass the folder that holds your runs")
+    import_modules(imports)  # so ground truth loads for runs of your own environments
     local = host in ("127.0.0.1", "localhost", "::1")
     allowed = {"127.0.0.1", "localhost", "::1"} if local else None
     app = create_app(path, allowed_hosts=allowed)

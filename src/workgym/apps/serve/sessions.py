@@ -19,13 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
-from workgym.core.episode import Episode, EpisodeDriver
-from workgym.core.messages import Message
-from workgym.core.model import Completion, ConfigError, Sampling
+from workgym.core.episode import Episode
+from workgym.core.errors import ConfigError
+from workgym.core.messages import Message, from_openai
+from workgym.core.model import Completion, Sampling
 from workgym.core.tasks import SPLITS, Task
 from workgym.core.tools import ToolSpec
-from workgym.run.gym import _from_openai
+from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir, RunSpec
 
@@ -187,7 +189,7 @@ class Session:
             raise ServeError(409, "a step is already running in this session; wait for it")
         async with self.lock:
             try:
-                parsed = message if isinstance(message, Message) else _from_openai(message)
+                parsed = message if isinstance(message, Message) else from_openai(message)
             except (TypeError, ValueError, AttributeError) as exc:
                 raise ServeError(
                     400, f"step needs an assistant message in chat-completions form ({exc})"
@@ -195,7 +197,7 @@ class Session:
             replies = await driver.step(Completion(message=parsed))
             result = StepResult(observation={"messages": [m.to_openai() for m in replies]})
             if driver.done:
-                episode = await driver.finish()
+                episode = await finish_episode(driver)
                 self.last_episode = episode
                 if self.hub.recorder is not None:
                     self.hub.recorder.append(episode)

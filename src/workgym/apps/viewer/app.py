@@ -35,7 +35,7 @@ from workgym.apps.viewer.workspace import (
     OutsideRoot,
     Workspace,
 )
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.run.rundir import read_spec
 
 STATIC = Path(__file__).parent / "static"

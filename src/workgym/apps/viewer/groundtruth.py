@@ -44,7 +44,7 @@ class GroundTruth:
         with self._lock:
             if key in self._envs:
                 return self._envs[key]
-            from workgym.core.environment import load
+            from workgym.core.loading import load
 
             env: Any = None
             note: str | None = None

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 RUN_MARKER = "run.json"
 ENV_MARKER = "manifest.json"

@@ -15,7 +15,9 @@ import re
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.verdict import Verdict
@@ -49,7 +51,7 @@ def task_case(task: Task) -> Case:
     return case_for(int(task.meta["case_seed"]), tuple(task.meta["plant"]))
 
 
-def observed_ids(episode: Any, known: set[str]) -> set[str]:
+def observed_ids(episode: Episode, known: set[str]) -> set[str]:
     """Document ids the agent's tools returned in this episode (search hits and reads)."""
     seen: set[str] = set()
     for result in getattr(episode, "tool_calls", []):
@@ -86,12 +88,12 @@ class DocStore(Environment):
         case = task_case(task)
         return DocSession(case=case, index=SearchIndex(case.docs))
 
-    async def score_async(self, task: Task, episode: Any) -> Verdict:
+    async def score_async(self, task: Task, episode: Episode) -> Verdict:
         if isinstance(episode.state, DocSession):
             episode.state.close()
         return self.score(task, episode)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         case = task_case(task)
         known = {d.doc_id for d in case.docs}
         return verify_conclusion(

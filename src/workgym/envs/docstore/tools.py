@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workgym.core.tools import Ctx, ToolError, tool
+from workgym.core.errors import ToolError
+from workgym.core.tools import Ctx, tool
 from workgym.envs.docstore.causes import VOCABULARY
 from workgym.envs.docstore.index import SearchIndex
 from workgym.envs.docstore.records import Case

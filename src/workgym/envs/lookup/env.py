@@ -17,9 +17,11 @@ import re
 from collections import Counter
 from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.errors import ToolError
+from workgym.core.loading import register
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.core.tools import Ctx, ToolError, tool
+from workgym.core.tools import Ctx, tool
 from workgym.core.verdict import Status, Verdict
 from workgym.envs.lookup.directory import PEOPLE_BY_NAME, TEAMS, TEAMS_BY_NAME, staff
 

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx2
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.verdict import Status, Verdict
@@ -197,13 +199,13 @@ class OpsApi(Environment):
         honest agent would repeat."""
         return {"outcome": task.answer["outcome"], "state": task.answer["criteria"]["state"]}
 
-    def audit_flags(self, task: Task, episode: Any) -> list[str]:
+    def audit_flags(self, task: Task, episode: Episode) -> list[str]:
         """The verdict's flags: claims the final state does not back, guessed ids (provenance),
         supervisor-endpoint use. They need the final state, which only the verifier had."""
         verdict = getattr(episode, "verdict", None)
         return list(verdict.flags) if isinstance(verdict, Verdict) else []
 
-    async def score_async(self, task: Task, episode: Any) -> Verdict:
+    async def score_async(self, task: Task, episode: Episode) -> Verdict:
         session = episode.state
         if isinstance(session, OpsSession):
             try:
@@ -215,7 +217,7 @@ class OpsApi(Environment):
                 )
         return self.score(task, episode)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         session = episode.state
         if isinstance(session, OpsSession):
             snap = session.final if session.final is not None else session.snapshot_sync()
@@ -226,7 +228,7 @@ class OpsApi(Environment):
         verdict.evidence["state_from"] = "replay"
         return verdict
 
-    def replay(self, task: Task, episode: Any) -> dict[str, Any]:
+    def replay(self, task: Task, episode: Episode) -> dict[str, Any]:
         """The final snapshot the episode's executed calls produce on a fresh session."""
         calls = [
             ToolCall(id=r.call_id, name=r.name, arguments=r.arguments) for r in episode.tool_calls

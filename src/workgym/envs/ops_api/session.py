@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from workgym.core.tools import ToolError
+from workgym.core.errors import ToolError
 
 if TYPE_CHECKING:
     from workgym.envs.ops_api.server import ServiceThread

@@ -14,8 +14,9 @@ import re
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
+from workgym.core.errors import ToolError
 from workgym.core.messages import ToolCall
-from workgym.core.tools import Ctx, ToolError, tool
+from workgym.core.tools import Ctx, tool
 from workgym.envs.ops_api.session import OpsSession
 
 Outcome = Literal["done", "escalated", "refused", "clarify", "no_action"]

@@ -19,7 +19,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.tools import Ctx, Tool, Toolkit, ToolSpec
@@ -178,7 +180,7 @@ class BFCLSuite(Environment):
         ctx = Ctx(state=None, seed=seed, rng=random.Random(seed))
         return Toolkit(tools, ctx, timeout_s=self.limits.tool_timeout_s)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         turn = next((m for m in episode.messages if m.role == "assistant"), None)
         return score_turn(task, turn)
 

@@ -6,7 +6,7 @@ import importlib
 import re
 from types import ModuleType
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.tasks import SplitSpec
 
 # Every family of a suite is in the test split, so training code (which only ever receives a

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import random
 import re
-from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.loading import register
 from workgym.core.messages import Message
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.verdict import Status, Verdict
@@ -253,7 +254,7 @@ class IFEvalSuite(Environment):
     def tasks(self) -> TaskSet:
         return TaskSet(build_tasks(), SUITE_SPLIT)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         text = episode.answer if isinstance(episode.answer, str) else ""
         if not text.strip():
             return Verdict.wrong(Status.no_answer)

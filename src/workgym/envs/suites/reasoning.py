@@ -12,9 +12,9 @@ a subscore, because partial credit for text that merely contains the answer is a
 
 from __future__ import annotations
 
-from typing import Any
-
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.loading import register
 from workgym.core.messages import Message
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.verdict import Status, Verdict
@@ -83,7 +83,7 @@ class ReasoningSuite(Environment):
     def tasks(self) -> TaskSet:
         return TaskSet(build_tasks(), SUITE_SPLIT)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         answer = tagged_answer(episode.answer)
         if answer is None:
             return Verdict.wrong(Status.parse_error, reason="no <answer>...</answer> in the reply")

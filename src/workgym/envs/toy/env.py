@@ -11,9 +11,12 @@ import random
 from types import MappingProxyType
 from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.errors import ToolError
+from workgym.core.loading import register
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.core.tools import Ctx, ToolError, tool
+from workgym.core.tools import Ctx, tool
 from workgym.core.verdict import Status, Verdict
 
 CATEGORIES = {
@@ -161,7 +164,7 @@ class ToyShop(Environment):
     def state(self, task: Task) -> Any:
         return CATALOG
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         answer = episode.answer
         if isinstance(answer, bool) or not isinstance(answer, int):
             return Verdict.wrong(Status.parse_error, got=answer)

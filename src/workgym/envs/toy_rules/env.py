@@ -24,13 +24,15 @@ import random
 import re
 from typing import Any
 
-from workgym.core.environment import Environment, Limits, register
+from workgym.core.environment import Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.errors import ToolError
+from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling, Usage, message_tokens
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.core.tools import Ctx, ToolError, ToolSpec, tool
+from workgym.core.tools import Ctx, ToolSpec, tool
 from workgym.core.verdict import Status, Verdict
-from workgym.testing.scripted import register_scripted
 
 GOOD_RULE = (
     "Write every part code in upper case before you submit it; the catalogue's canonical "
@@ -117,7 +119,7 @@ class ToyRules(Environment):
     def state(self, task: Task) -> Any:
         return dict(CATALOGUE)
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         got = episode.answer
         if not isinstance(got, str):
             return Verdict.wrong(Status.parse_error, got=got)
@@ -226,7 +228,3 @@ class ToyRulesReflector:
         body = {"diagnoses": ["scripted reflector: no diagnosis"], "lessons": lessons}
         reply = Message(role="assistant", content="```json\n" + json.dumps(body) + "\n```")
         return Completion(message=reply, usage=_usage(messages, reply), finish_reason="stop")
-
-
-register_scripted("toy-rules-agent", ToyRulesAgent)
-register_scripted("toy-rules-reflector", ToyRulesReflector)

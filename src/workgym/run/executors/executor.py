@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from workgym.run.attempt import AttemptSpec
+
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
     from workgym.core.episode import Episode
@@ -33,6 +35,18 @@ class Job:
     concurrency: int = 8
     max_retries: int = 2
     retry_backoff_s: float = 0.5
+
+    def spec(self, task: Task, epoch: int) -> AttemptSpec:
+        """The attempt of one (task, epoch) of this job."""
+        return AttemptSpec(
+            self.env,
+            self.policy,
+            task,
+            epoch,
+            self.run_seed,
+            self.max_retries,
+            self.retry_backoff_s,
+        )
 
 
 @runtime_checkable

@@ -40,9 +40,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.core.environment import MANIFEST, Environment, load, registered
+from workgym.core.environment import MANIFEST, Environment
 from workgym.core.episode import Episode
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
+from workgym.core.loading import load, registered_class
+from workgym.run.attempt import AttemptSpec, attempt, errored
 from workgym.run.executors.executor import Job, OnceRecorder, Record
 from workgym.run.policy import Policy
 
@@ -71,7 +73,7 @@ def env_ref(env: Environment) -> EnvRef:
     cls = type(env)
     if env.root is not None and (env.root / MANIFEST).exists():
         ref = str(Path(env.root).resolve())
-    elif env.id and registered().get(env.id) is cls:
+    elif env.id and registered_class(env.id) is cls:
         ref = env.id
     else:
         raise ConfigError(
@@ -167,14 +169,12 @@ async def play(
     retry_backoff_s: float,
 ) -> str:
     """One episode on a worker, through the runner's own attempt logic; returns its JSON line."""
-    from workgym.run.runner import _attempt  # the same retries and seeds as the asyncio path
-
     env = _worker_env(ref)
     policy = _worker_policy(policy_key, payload)
     task = env.taskset[task_id]
-    episode = await _attempt(
-        env, policy, task, epoch, split, run_seed, max_retries, retry_backoff_s
-    )
+    # the same retries and seeds as the asyncio path; the split is always the task's own
+    spec = AttemptSpec(env, policy, task, epoch, run_seed, max_retries, retry_backoff_s)
+    episode = await attempt(spec)
     return episode.model_dump_json()
 
 
@@ -394,11 +394,6 @@ def _nothing(lost: Exception | None) -> None:
 
 
 def _lost(job: Job, task_id: str, epoch: int, retries: int, exc: Exception) -> Episode:
-    from workgym.run.runner import _errored, episode_seed
-
-    task = job.env.taskset[task_id]
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     error = f"ray worker lost {retries + 1} times ({type(exc).__name__}: {first})"
-    split = job.env.taskset.split_of(task)
-    seed = episode_seed(job.run_seed, task_id, epoch)
-    return _errored(job.env, job.policy, task, epoch, split, seed, error)
+    return errored(job.spec(job.env.taskset[task_id], epoch), error)

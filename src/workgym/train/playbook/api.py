@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workgym.core.environment import Environment, load
-from workgym.core.model import ConfigError, Model, TaskAwareModel
+from workgym.core.environment import Environment
+from workgym.core.errors import ConfigError
+from workgym.core.loading import load
+from workgym.core.model import Model
+from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.loop import Observer, Trainer

@@ -20,7 +20,9 @@ from statistics import fmean
 from typing import Any
 
 from workgym.core.environment import Environment
-from workgym.core.model import ConfigError, Model, Sampling, TaskAwareModel
+from workgym.core.errors import ConfigError
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta, apply_deltas

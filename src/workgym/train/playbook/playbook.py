@@ -17,7 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.core.model import ConfigError, estimate_tokens
+from workgym.core.errors import ConfigError
+from workgym.core.model import estimate_tokens
 from workgym.core.tasks import canonical_json
 from workgym.train.playbook.entries import (
     CITATION,

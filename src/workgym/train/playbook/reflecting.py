@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from workgym.core.model import ModelError, Sampling
+from workgym.core.errors import ModelError
+from workgym.core.model import Sampling
 from workgym.core.tasks import Task
 from workgym.train.playbook.gates import Group
 from workgym.train.playbook.reflection import Reflection, parse_reflection

@@ -20,8 +20,10 @@ from statistics import fmean
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.model import Model, Sampling, TaskAwareModel, estimate_tokens
+from workgym.core.model import Model, Sampling, estimate_tokens
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task, TrainingTaskSet
+from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
 from workgym.train.playbook.entries import CITATION
@@ -185,13 +187,12 @@ class Roller:
             self.ledger.ensure(self.projected(n), f"{role} rollouts ({n} episodes)")
         run = await eval_async(
             subset_view(self.sealed, tasks),
-            policy=policy,
             split=split,
             epochs=epochs,
-            seed=seed,
             out=path,
-            concurrency=self.concurrency,
-            progress=False,
+            options=EvalOptions(
+                policy=policy, seed=seed, concurrency=self.concurrency, progress=False
+            ),
         )
         pb_tokens = estimate_tokens(playbook_text) if playbook_text else 0
         # Sorted: the runner writes episodes in completion order, and every sum over them must

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 
 TRAIN_FORMAT = "workgym-train-playbook/1"
 TRAIN_JSON = "train.json"

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from workgym.core.model import Model, TaskAwareModel
+from workgym.core.model import Model
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.stats.tests import mean_ci
 from workgym.train.playbook.gates import Group

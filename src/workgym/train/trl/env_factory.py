@@ -25,15 +25,18 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, get_type_hints
 
+from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
-from workgym.core.episode import Episode, EpisodeDriver
+from workgym.core.episode import Episode
+from workgym.core.errors import ConfigError, ModelError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import Completion, ConfigError, ModelError, Sampling
+from workgym.core.model import Completion, Sampling
 from workgym.core.tasks import Task
 from workgym.core.tools import Tool, ToolSpec
+from workgym.run.attempt import episode_seed
+from workgym.run.finish import finish_episode
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir
-from workgym.run.runner import episode_seed
 from workgym.train.trl.rollout import RolloutStats, reward_of, rollout_stats, train_tasks
 
 RESERVED = {"reset", "get_reward"}
@@ -90,7 +93,7 @@ class _EpisodeSlot:
                 self._loop.run_until_complete(driver.step(Completion(message=reply)))
             else:
                 driver.truncate("max_turns")  # TRL stopped the loop (length or iterations)
-        self._episode = self._loop.run_until_complete(driver.finish())
+        self._episode = self._loop.run_until_complete(finish_episode(driver))
         return self._episode
 
 

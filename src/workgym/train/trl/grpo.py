@@ -26,8 +26,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.core.environment import Environment, load
-from workgym.core.model import ConfigError, Sampling
+from workgym.core.environment import Environment
+from workgym.core.errors import ConfigError
+from workgym.core.loading import load
+from workgym.core.model import Sampling
 from workgym.models.hf import MODEL_META
 from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
 from workgym.train.trl.rollout import RolloutStats, WorkgymRollout, train_tasks, workgym_reward
@@ -95,10 +97,10 @@ def train_grpo(
             "of a step (--prompts-per-step x --num-generations)"
         )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from workgym.models.hf import HFModel, _lib, load_local
+    from workgym.models.hf import HFModel, load_local, optional_lib
 
     torch, datasets, transformers, trl = (
-        _lib(n) for n in ("torch", "datasets", "transformers", "trl")
+        optional_lib(n) for n in ("torch", "datasets", "transformers", "trl")
     )
 
     network, tokenizer = load_local(model.removeprefix("hf/"))
@@ -172,7 +174,7 @@ def train_grpo(
     )
     peft_config = None
     if settings.lora:
-        peft_config = _lib("peft").LoraConfig(
+        peft_config = optional_lib("peft").LoraConfig(
             r=settings.lora_rank, lora_alpha=2 * settings.lora_rank,
             target_modules="all-linear", task_type="CAUSAL_LM",
         )  # fmt: skip
@@ -193,7 +195,8 @@ def train_grpo(
         trainer.train()
     finally:
         run_dir.close()
-    checkpoint = _save(trainer, tokenizer, root, settings.lora, policy_model.prefill)
+    meta = {"prefill": policy_model.prefill or "", "stop": list(policy_model.stop)}
+    checkpoint = _save(trainer, tokenizer, root, settings.lora, meta)
     history = rollout.history if settings.adapter == "rollout" else factory.history
     _plot(history, root / "reward_curve.png")
     record = {
@@ -245,7 +248,7 @@ def _log_callback(base: Any, path: Path) -> Any:
     return LogFile()
 
 
-def _save(trainer: Any, tokenizer: Any, root: Path, lora: bool, prefill: str) -> Path:
+def _save(trainer: Any, tokenizer: Any, root: Path, lora: bool, meta: dict[str, Any]) -> Path:
     checkpoint = root / "checkpoint"
     network = trainer.accelerator.unwrap_model(trainer.model)
     if lora:
@@ -253,8 +256,8 @@ def _save(trainer: Any, tokenizer: Any, root: Path, lora: bool, prefill: str) ->
         network = network.merge_and_unload()
     network.save_pretrained(checkpoint)
     tokenizer.save_pretrained(checkpoint)
-    if prefill:  # the candidate is played exactly as the baseline was, prefill included
-        (checkpoint / MODEL_META).write_text(json.dumps({"prefill": prefill}) + "\n")
+    if meta["prefill"] or meta["stop"]:  # the candidate is played exactly as the baseline was
+        (checkpoint / MODEL_META).write_text(json.dumps(meta) + "\n")
     return checkpoint
 
 

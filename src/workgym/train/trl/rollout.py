@@ -30,12 +30,13 @@ from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.model import ConfigError, Model, Sampling
+from workgym.core.errors import ConfigError
+from workgym.core.model import Model, Sampling
 from workgym.core.tasks import Task
 from workgym.models.hf import HFModel, TokenGenerator
+from workgym.run.attempt import AttemptSpec, attempt
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir
-from workgym.run.runner import _attempt
 from workgym.train.trl.tokens import EpisodeTokens, TokenMismatchError, episode_tokens
 
 GeneratorFactory = Callable[[Any], TokenGenerator]
@@ -175,7 +176,8 @@ class WorkgymRollout:
 
         async def one(task: Task, epoch: int) -> Episode:
             async with gate:
-                return await _attempt(self.env, policy, task, epoch, "train", self.seed, 0, 0.0)
+                spec = AttemptSpec(self.env, policy, task, epoch, self.seed, 0, 0.0)
+                return await attempt(spec)
 
         episodes = list(await asyncio.gather(*(one(t, e) for t, e in plays)))
         if self.run_dir is not None:

@@ -16,7 +16,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from workgym.core.model import ConfigError, ModelError, Sampling
+from workgym.core.errors import ConfigError, ModelError
+from workgym.core.model import Sampling
 
 
 class VLLMTokenGenerator:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workgym.envs.warehouse.generate.families.results import (
     Rejected,
@@ -26,7 +26,6 @@ from workgym.verifiers.sql_exec import SqlResult
 if TYPE_CHECKING:
     from workgym.core.tasks import Task
     from workgym.envs.warehouse.generate.families.base import Draft
-    from workgym.envs.warehouse.generate.families.validate import Runner
 
 KINDS: dict[str, str] = {
     "null_denominator": "a share or count over rows with a recorded value (naive: all rows)",
@@ -44,8 +43,14 @@ KINDS: dict[str, str] = {
 }
 
 
+class QueryRunner(Protocol):
+    """What a naive query is run with: the validator's cached, read-only `Runner`."""
+
+    def run(self, sql: str, max_rows: int = ..., *, fresh: bool = False) -> SqlResult: ...
+
+
 def compare_naive(
-    draft: Draft, runner: Runner, gold: SqlResult, answer: dict[str, Any]
+    draft: Draft, runner: QueryRunner, gold: SqlResult, answer: dict[str, Any]
 ) -> dict[str, Any]:
     """Run the naive query; return the recorded difference or raise `Rejected`."""
     assert draft.naive is not None and draft.awkward in KINDS

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from workgym.core.environment import MANIFEST
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.tasks import Task, TaskSet
 from workgym.envs.warehouse.generate.awkward import census
 from workgym.envs.warehouse.generate.families import NAMES, Context

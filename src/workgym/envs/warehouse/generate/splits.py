@@ -201,7 +201,7 @@ def write_record(record: SplitRecord, out: Path) -> Path:
 def probe_files(out: Path) -> list[tuple[str, bool]]:
     """Try to read every file of the environment except the snapshot through run_sql, and
     with the parser guard switched off (the engine alone); (attempt, refused) per try."""
-    from workgym.core.tools import ToolError
+    from workgym.core.errors import ToolError
     from workgym.envs.warehouse.runtime.tools import WarehouseState, query
     from workgym.envs.warehouse.schema.card import SchemaCard
     from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE

@@ -28,6 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from workgym.core.episode import Episode
 from workgym.core.tasks import Task
 from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
@@ -124,7 +125,7 @@ def _magnitude_ok(got: float | None, gold: float | None) -> float:
 
 def verify_conclusion(
     task: Task,
-    episode: Any,
+    episode: Episode,
     db_path: str | Path | None = None,
     *,
     env_dir: str | Path | None = None,

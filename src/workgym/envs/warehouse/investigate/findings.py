@@ -19,75 +19,37 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from workgym.core.environment import Environment, load
-from workgym.core.episode import Episode, run_episode
-from workgym.core.model import Model, Sampling, TaskAwareModel
+from workgym.core.environment import Environment
+from workgym.core.episode import Episode
+from workgym.core.loading import load
+from workgym.core.model import Model, Sampling
+from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.core.verdict import Verdict
 from workgym.envs.warehouse.investigate.alerts import Alert, pick_alerts
 from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.evidence import (
-    EvidenceCheck,
     check_evidence,
     observed_queries,
 )
 from workgym.envs.warehouse.investigate.frame import between, ts
+from workgym.envs.warehouse.investigate.report import (
+    NOT_SCORED,
+    Finding,
+    FindingsReport,
+    Support,
+    write_report,
+)
 from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
 from workgym.envs.warehouse.source.duck import connect
 from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE, build_snapshot
-from workgym.run.policy import Policy
+from workgym.run.policy import Policy, run_episode
 from workgym.verifiers.sql_exec import execute_sql
 
-NOT_SCORED = "the true causes are unknown, so nothing here is scored"
 SNAPSHOT_DIR = "warehouse"
-
-
-class Support(BaseModel):
-    """What the data says about the claimed slice (consistency, not truth)."""
-
-    rows: int  # rows the predicate selects in baseline + window
-    slice_before: float | None = None
-    slice_after: float | None = None
-    explained: float | None = None  # share of the alert's change the slice accounts for
-    direction_matches: bool | None = None
-    error: str | None = None
-
-
-class Finding(BaseModel):
-    alert: Alert
-    prompt: str
-    submitted: bool = False
-    problem: str | None = None  # why there is no checkable claim
-    claim: dict[str, Any] | None = None
-    cause_type: str | None = None  # canonical, when the claim names a vocabulary type
-    evidence: list[EvidenceCheck] = Field(default_factory=list)
-    verified: bool = False
-    support: Support | None = None
-    outcome: str = ""
-    turns: int = 0
-    queries: int = 0
-
-
-class FindingsReport(BaseModel):
-    source: str
-    snapshot_digest: str
-    model: str
-    policy_hash: str
-    playbook: str | None = None
-    trained_env: str | None = None
-    created: str
-    note: str = NOT_SCORED
-    skipped: list[str] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
-
-    @property
-    def verified(self) -> int:
-        return sum(f.verified for f in self.findings)
 
 
 class FindingsEnv(Environment):
@@ -121,7 +83,7 @@ class FindingsEnv(Environment):
             query_budget=self.budget or QUERY_BUDGET,
         )
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         return Verdict(evidence={"note": NOT_SCORED})
 
 
@@ -282,8 +244,6 @@ async def investigate_async(
         skipped=skipped,
         findings=findings,
     )
-    from workgym.envs.warehouse.investigate.report import write_report
-
     write_report(report, out)
     return report
 

@@ -1,4 +1,4 @@
-"""The findings report as files a person opens: findings.json (everything) and findings.md.
+"""The findings report: its records, and the files a person opens (findings.json, findings.md).
 
 The markdown leads with what the report is not (a score), then one section per alert: the
 claim, its verification mark, the support the data gives the claimed slice, and every evidence
@@ -8,15 +8,59 @@ query with what re-running it showed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
+from pydantic import BaseModel, Field
+
+from workgym.envs.warehouse.investigate.alerts import Alert
+from workgym.envs.warehouse.investigate.evidence import EvidenceCheck
 from workgym.envs.warehouse.investigate.prompts import fmt_change, fmt_time, fmt_value
 
-if TYPE_CHECKING:
-    from workgym.envs.warehouse.investigate.evidence import EvidenceCheck
-    from workgym.envs.warehouse.investigate.findings import Finding, FindingsReport
-
 MARK = {True: "verified", False: "unverified"}
+NOT_SCORED = "the true causes are unknown, so nothing here is scored"
+
+
+class Support(BaseModel):
+    """What the data says about the claimed slice (consistency, not truth)."""
+
+    rows: int  # rows the predicate selects in baseline + window
+    slice_before: float | None = None
+    slice_after: float | None = None
+    explained: float | None = None  # share of the alert's change the slice accounts for
+    direction_matches: bool | None = None
+    error: str | None = None
+
+
+class Finding(BaseModel):
+    alert: Alert
+    prompt: str
+    submitted: bool = False
+    problem: str | None = None  # why there is no checkable claim
+    claim: dict[str, Any] | None = None
+    cause_type: str | None = None  # canonical, when the claim names a vocabulary type
+    evidence: list[EvidenceCheck] = Field(default_factory=list)
+    verified: bool = False
+    support: Support | None = None
+    outcome: str = ""
+    turns: int = 0
+    queries: int = 0
+
+
+class FindingsReport(BaseModel):
+    source: str
+    snapshot_digest: str
+    model: str
+    policy_hash: str
+    playbook: str | None = None
+    trained_env: str | None = None
+    created: str
+    note: str = NOT_SCORED
+    skipped: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+
+    @property
+    def verified(self) -> int:
+        return sum(f.verified for f in self.findings)
 
 
 def _evidence_line(i: int, c: EvidenceCheck) -> str:

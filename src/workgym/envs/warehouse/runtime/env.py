@@ -29,8 +29,9 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from workgym.core.environment import DataCheck, Environment, Limits
+from workgym.core.episode import Episode
+from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
-from workgym.core.model import ConfigError
 from workgym.core.tasks import Task, canonical_json
 from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec, verify_typed
@@ -45,6 +46,7 @@ from workgym.envs.warehouse.runtime.tools import (
 )
 from workgym.envs.warehouse.schema.card import CARD_FILE, SchemaCard
 from workgym.envs.warehouse.source.snapshot import MANIFEST_FILE, SNAPSHOT_FILE, SnapshotManifest
+from workgym.guards.hooks import submit
 from workgym.guards.surfaces import ResultSet
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, verify_sql
 from workgym.verifiers.sql_exec import execute_sql
@@ -159,7 +161,7 @@ class WarehouseEnv(Environment):
         """The real database followed by the task's fuzzed copies."""
         return [self.database(task), *[self.dir / p for p in task.meta.get("suite", [])]]
 
-    def verify(self, task: Task, episode: Any) -> Verdict:
+    def verify(self, task: Task, episode: Episode) -> Verdict:
         kind = self.answer_kind(task)
         if kind == "conclusion":
             return self._verify_conclusion(task, episode)
@@ -189,7 +191,7 @@ class WarehouseEnv(Environment):
                 check.pop(key, None)
         return verdict
 
-    def _verify_conclusion(self, task: Task, episode: Any) -> Verdict:
+    def _verify_conclusion(self, task: Task, episode: Episode) -> Verdict:
         try:
             module = importlib.import_module("workgym.envs.warehouse.investigate")
         except ImportError as exc:
@@ -200,7 +202,7 @@ class WarehouseEnv(Environment):
         verdict: Verdict = module.verify_conclusion(task=task, episode=episode, env_dir=self.dir)
         return verdict
 
-    async def score_async(self, task: Task, episode: Any) -> Verdict:
+    async def score_async(self, task: Task, episode: Episode) -> Verdict:
         # SQL answers run queries (up to seconds): keep them off the event loop.
         return await asyncio.to_thread(self.score, task, episode)
 
@@ -268,7 +270,7 @@ class WarehouseEnv(Environment):
         )
 
     def submit_sql(self, task: Task, sql: str) -> list[Message]:
-        return self.submit(task, {"kind": "sql", "sql": sql})
+        return submit(self, task, {"kind": "sql", "sql": sql})
 
     # -- investigations (F9): the guards' ConclusionAnswers surface -----------------------------
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workgym.core.tools import Ctx, ToolError, tool
+from workgym.core.errors import ToolError
+from workgym.core.tools import Ctx, tool
 from workgym.envs.warehouse.generate.families.results import plain
 from workgym.envs.warehouse.runtime.answers import SubmittedAnswer
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard

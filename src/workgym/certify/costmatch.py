@@ -21,8 +21,8 @@ import numpy as np
 
 from workgym.certify.schema import CostMatched, ItemScore
 from workgym.run.rundir import RunDir, read_spec
+from workgym.run.summary import role_tokens
 from workgym.stats import tests as stats
-from workgym.swarm.accounting import role_tokens
 
 TOLERANCE = 0.10
 ARMS = ("baseline", "candidate")

@@ -1,0 +1,203 @@
+"""Teacher-forced scoring: how a model does when every step is handed the gold prefix.
+
+Imitation scores a model on somebody else's trajectory: at step k it sees the gold conversation
+up to k (the oracle's earlier actions and the tools' real replies) and is asked for the next
+action. It never lives with its own mistakes, so the score says little about what the model does
+on its own. This module measures exactly that teacher-forced score, so it can be set beside the
+free-running success of the same model in the real episode loop (`certify.imitation_gap`).
+
+A gold trajectory is the oracle played through the real episode loop (the same driver, tools and
+limits as any agent), so the prefixes hold the tools' real outputs, rendered with the evaluated
+policy's own system text. At each gold assistant step the model answers greedily once; the step
+*matches* when its first action equals the gold one:
+
+- a tool call: the same tool name and the same arguments as JSON values (key order and
+  whitespace do not count; `"5"` is not `5`);
+- a text reply (environments without a final tool): the same text after stripping whitespace.
+
+Any model works (an `openai/` endpoint, `hf/`, a test double). A model that can also score given
+tokens (`GoldScorer`: the `hf/` provider) adds the gold trajectory's mean token log-likelihood.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from workgym.core.messages import Message
+from workgym.core.model import Sampling
+from workgym.core.task_aware import TaskAwareModel
+
+if TYPE_CHECKING:
+    from workgym.core.environment import Environment
+    from workgym.core.model import Completion, Model
+    from workgym.core.tasks import Task
+    from workgym.core.tools import ToolSpec
+
+GREEDY = Sampling(temperature=0.0)
+
+
+@runtime_checkable
+class GoldScorer(Protocol):
+    """A model that can give the log-probability of a reply it did not write."""
+
+    def reply_logprob(
+        self, messages: list[Message], tools: list[ToolSpec], reply: Message
+    ) -> tuple[float, int]:
+        """Sum of the reply's token log-probabilities given `messages`, and its token count."""
+        ...
+
+
+class GoldStep(BaseModel):
+    """One gold assistant step: where it sits in the gold conversation and what it did."""
+
+    index: int
+    """Position of the gold assistant message in the gold conversation."""
+    action: str
+    """The gold action as text: `tool(arguments)` or the reply text (for reports)."""
+
+
+class StepScore(BaseModel):
+    """The model's answer at one gold step, given the gold prefix."""
+
+    index: int
+    """Position of the gold assistant message this step predicts."""
+    matched: bool
+    """The model's first action equals the gold action (see the module docstring)."""
+    predicted: str
+    """The model's action as text, for reading mismatches."""
+    gold: str
+    """The gold action as text."""
+    logprob: float | None = None
+    """Sum of the gold reply's token log-probabilities (GoldScorer models only)."""
+    tokens: int | None = None
+    """Number of tokens in the gold reply (GoldScorer models only)."""
+
+
+class TaskScore(BaseModel):
+    """Teacher-forced result of one task for one model: one line of teacher_forced.jsonl."""
+
+    model: str
+    """The scored model's name (a checkpoint label)."""
+    task_id: str
+    family: str
+    steps: list[StepScore]
+    """One entry per gold assistant step, in order."""
+
+    @property
+    def step_rate(self) -> float:
+        """Share of gold steps the model matched."""
+        return sum(s.matched for s in self.steps) / len(self.steps) if self.steps else 0.0
+
+    @property
+    def all_steps(self) -> bool:
+        """Every gold step matched: the teacher-forced analogue of solving the task."""
+        return bool(self.steps) and all(s.matched for s in self.steps)
+
+    @property
+    def mean_logprob(self) -> float | None:
+        """Mean log-likelihood per gold token over the trajectory, when the model scores tokens."""
+        scored = [s for s in self.steps if s.logprob is not None and s.tokens]
+        if not scored:
+            return None
+        return sum(s.logprob or 0.0 for s in scored) / sum(s.tokens or 0 for s in scored)
+
+
+def action_key(message: Message) -> tuple[str, Any]:
+    """What a step is compared on: the first tool call (name, parsed arguments) or the text."""
+    if message.tool_calls:
+        call = message.tool_calls[0]
+        try:
+            args: Any = json.loads(call.arguments)
+        except ValueError:
+            args = call.arguments  # unparseable arguments only ever equal the same text
+        return call.name, args
+    return "", (message.content or "").strip()
+
+
+def action_text(message: Message) -> str:
+    name, args = action_key(message)
+    if not name:
+        return str(args)[:500]
+    shown = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+    return f"{name}({shown})"[:500]
+
+
+def gold_steps(messages: list[Message]) -> list[GoldStep]:
+    """The assistant steps of a gold conversation."""
+    return [
+        GoldStep(index=i, action=action_text(m))
+        for i, m in enumerate(messages)
+        if m.role == "assistant"
+    ]
+
+
+async def score_task(
+    model: Model | TaskAwareModel,
+    model_name: str,
+    env: Environment,
+    task: Task,
+    gold: list[Message],
+) -> TaskScore:
+    """Ask `model` for every gold step given the gold prefix; compare with the gold action."""
+    tools = env.toolkit(task).specs
+    if isinstance(model, TaskAwareModel):  # a test double plays its own script, step by step
+        model = model.for_task(task, env)
+    steps: list[StepScore] = []
+    for step in gold_steps(gold):
+        prefix = gold[: step.index]
+        reply = (await model.complete(prefix, tools, GREEDY)).message
+        target = gold[step.index]
+        score = StepScore(
+            index=step.index,
+            matched=action_key(reply) == action_key(target),
+            predicted=action_text(reply),
+            gold=step.action,
+        )
+        if isinstance(model, GoldScorer):
+            score.logprob, score.tokens = model.reply_logprob(prefix, tools, target)
+        steps.append(score)
+    return TaskScore(model=model_name, task_id=task.id, family=task.family, steps=steps)
+
+
+class LocalScorer:
+    """A local `hf/` model with `reply_logprob`: the gold reply's tokens scored in one forward
+    pass after the prefix, tokenised exactly as the model's chat template renders them."""
+
+    def __init__(self, hf_model: Any) -> None:
+        self.inner = hf_model
+        self.name: str = hf_model.name
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
+    ) -> Completion:
+        completion: Completion = await self.inner.complete(messages, tools, sampling)
+        return completion
+
+    def reply_logprob(
+        self, messages: list[Message], tools: list[ToolSpec], reply: Message
+    ) -> tuple[float, int]:
+        import torch
+
+        chat = self.inner.chat
+        head = chat.render(messages, tools, generation=True)
+        full = chat.render([*messages, reply], tools, generation=False)
+        if not full.startswith(head):
+            raise ValueError(f"{self.name}: the chat template does not extend the prefix")
+        head_ids = chat.encode(head)
+        reply_ids = chat.encode(full[len(head) :])
+        ids = torch.tensor([head_ids + reply_ids])
+        with torch.no_grad():
+            logits = self.inner.model(ids).logits[0, len(head_ids) - 1 : -1].float()
+        logp = torch.log_softmax(logits, dim=-1)
+        picked = logp[torch.arange(len(reply_ids)), torch.tensor(reply_ids)]
+        return float(picked.sum()), len(reply_ids)
+
+
+def as_scorer(model: Any) -> Any:
+    """Wrap a local `hf/` model so it also scores gold tokens; other models pass through."""
+    if hasattr(model, "chat") and hasattr(model, "tokenizer") and hasattr(model, "model"):
+        return LocalScorer(model)
+    return model

@@ -1,0 +1,132 @@
+"""Finding an environment: by registered id, or by a directory that `Environment.save` wrote.
+
+Ids come from the registry (`ENVIRONMENTS`): the `workgym.environments` entry-point group of
+every installed distribution (workgym's own pyproject.toml declares the built-ins; a user's
+package declares its own the same way) and classes decorated with `@register` in this process
+(a module passed to `--import`). A directory's manifest names the class that saved it
+(`entry`); `environment_class` is the one place that imports it, and `is_trusted` says whether
+the registry vouches for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from workgym.core.environment import MANIFEST, MANIFEST_FORMAT, Environment
+from workgym.core.errors import ConfigError
+from workgym.core.registry import Registry
+
+IMPORT_HINT = (
+    "install the package that defines it, put its folder on PYTHONPATH, "
+    "or pass --import MODULE (the module that defines or registers it)"
+)
+
+ENVIRONMENTS: Registry[Callable[[], Environment]] = Registry(
+    "environment",
+    "workgym.environments",
+    hint="`workgym envs` lists them; pass a directory made by `workgym generate` or "
+    "Environment.save(), or --import the module that registers yours",
+)
+
+E = TypeVar("E", bound=type[Environment])
+
+
+def entry_of(cls: type[Environment]) -> str:
+    """`module:qualname`, the form of a manifest's `entry` and of an entry point's value."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def register(cls: E) -> E:
+    """Class decorator: make an environment loadable by its `id` in this process."""
+    if not cls.id:
+        raise TypeError(f"{cls.__name__} needs a non-empty `id` to be registered")
+    ENVIRONMENTS.add(cls.id, cls, source=entry_of(cls))
+    return cls
+
+
+def build(env_id: str) -> Environment:
+    """A fresh environment of a registered id (its class, or factory, called with no root)."""
+    env = ENVIRONMENTS.load(env_id)()
+    if not isinstance(env, Environment):
+        raise ConfigError(
+            f"environment {env_id!r} is registered as {type(env).__name__}, not an "
+            "Environment: point its entry point at the Environment subclass"
+        )
+    return env
+
+
+def registered() -> dict[str, Callable[[], Environment]]:
+    """Every registered id with a factory that builds it; nothing is imported until one is
+    called (`workgym envs` must not import FastAPI, and a suite whose extra is missing must not
+    break the rest)."""
+    return {name: partial(build, name) for name in ENVIRONMENTS.names()}
+
+
+def registered_class(env_id: str) -> type[Environment] | None:
+    """The class registered as `env_id` (imported), or None when the id names none."""
+    entry = ENVIRONMENTS.get(env_id)
+    obj = entry.load() if entry is not None else None
+    return obj if isinstance(obj, type) and issubclass(obj, Environment) else None
+
+
+def is_trusted(entry: str) -> bool:
+    """Whether a manifest's `entry` names a class the registry knows (an installed entry point
+    or a class registered in this process): the rule for which saved code may be imported
+    lives here, and `environment_class` is where it is applied."""
+    return entry in ENVIRONMENTS.sources()
+
+
+def load(ref: str | Path) -> Environment:
+    """An environment from a saved directory or a registered id."""
+    path = Path(ref)
+    if (path / MANIFEST).exists():
+        return load_dir(path)
+    if path.exists():
+        raise ConfigError(
+            f"{path} is not an environment directory (no {MANIFEST}); "
+            "make one with `workgym generate ...` or Environment.save()"
+        )
+    return build(str(ref))
+
+
+def environment_class(entry: str, path: Path) -> type[Environment]:
+    """Import the class a saved directory names; the hint says how to make it importable."""
+    module_name, _, qualname = entry.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"{path}: cannot import its environment class {entry!r} ({exc}); {IMPORT_HINT}"
+        ) from exc
+    if not (isinstance(obj, type) and issubclass(obj, Environment)):
+        raise ConfigError(f"{path}: its manifest's entry {entry!r} is not an Environment class")
+    return obj
+
+
+def load_dir(path: Path) -> Environment:
+    """The environment saved in `path`, checked against its manifest's content hash."""
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path / MANIFEST} is not valid JSON ({exc}); re-save it") from exc
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise ConfigError(
+            f"{path} has format {manifest.get('format')!r}; this workgym reads {MANIFEST_FORMAT}"
+        )
+    env = environment_class(str(manifest["entry"]), path)(path)
+    saved = env.saved_tasks()
+    if saved is not None and type(env).tasks is not Environment.tasks:
+        env.taskset = saved  # what the hash covers, not what tasks() would build today
+    if env.content_hash() != manifest["content_hash"]:
+        raise ConfigError(
+            f"{path} changed after it was saved (content hash {env.content_hash()[:12]} != "
+            f"manifest {str(manifest['content_hash'])[:12]}); re-generate or re-save it"
+        )
+    return env
