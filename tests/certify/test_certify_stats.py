@@ -13,8 +13,8 @@ import statsmodels.api as sm  # type: ignore[import-untyped]
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar  # type: ignore[import-untyped]
 
-from workgym.stats import (
-    cluster_bootstrap_ci,
+from workgym.stats.bootstrap import cluster_bootstrap_ci, paired_bootstrap, sign_flip_test
+from workgym.stats.tests import (
     clustered_mean_ci,
     intersection_union,
     mcnemar_exact,
@@ -23,12 +23,10 @@ from workgym.stats import (
     minimum_detectable_effect,
     non_inferiority,
     non_inferiority_sample_size,
-    paired_bootstrap,
     paired_t_test,
     pass_at_k,
     pass_hat_k,
     pass_k_summary,
-    sign_flip_test,
 )
 
 ALTS = ("greater", "less", "two-sided")

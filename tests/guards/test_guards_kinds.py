@@ -9,10 +9,10 @@ import pytest
 
 import workgym as wg
 from workgym.guards.attack import attack_async
+from workgym.guards.attack_report import AttackReport
 from workgym.guards.catalog import by_name
 from workgym.guards.catalog_investigation import INVESTIGATION
 from workgym.guards.catalog_state import STATE_PROBES
-from workgym.guards.report import AttackReport
 
 
 def attack(env: wg.Environment, names: list[str] | None = None) -> AttackReport:

@@ -10,12 +10,12 @@ import pytest
 
 from workgym.envs.toy.env import ToyShop
 from workgym.guards.attack import attack_async, sample_tasks
+from workgym.guards.attack_report import AttackReport
 from workgym.guards.capabilities import FINAL_ANSWER, FINAL_TOOL, TOOLS, capabilities
 from workgym.guards.catalog import probes, todo
 from workgym.guards.catalog_calls import CALLS
 from workgym.guards.catalog_generic import GENERIC
 from workgym.guards.catalog_harness import HARNESS
-from workgym.guards.report import AttackReport
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_report_files_are_written_and_escaped(report: AttackReport, tmp_path: Pa
     html = (tmp_path / "attack.html").read_text()
     assert "<table>" in html and "master-key-solution" in html
     hostile = report.model_copy(update={"env_id": "<script>alert(1)</script>"})
-    from workgym.guards.report import attack_section
+    from workgym.guards.attack_report import attack_section
 
     assert "<script>" not in attack_section(hostile)
 

@@ -13,8 +13,8 @@ import pytest
 
 import workgym as wg
 from workgym.guards.attack import attack_async
+from workgym.guards.attack_report import AttackReport
 from workgym.guards.catalog import by_name
-from workgym.guards.report import AttackReport
 
 Make = Callable[[Path], wg.Environment]
 

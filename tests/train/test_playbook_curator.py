@@ -4,9 +4,9 @@ from workgym.core.tasks import Task
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta, DeltaOp
 from workgym.train.playbook.entries import Entry
+from workgym.train.playbook.lessons import Lesson, Reflection, TagVote
 from workgym.train.playbook.lint import LeakLint
 from workgym.train.playbook.playbook import Playbook
-from workgym.train.playbook.reflection import Lesson, Reflection, TagVote
 
 RULE = "Write every part code in upper case before you submit it."
 REFS = {"E1": ("run/t1/0", "t1"), "E2": ("run/t1/3", "t1"), "E3": ("run/t2/1", "t2")}

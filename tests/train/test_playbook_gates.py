@@ -4,15 +4,8 @@ import asyncio
 
 import pytest
 
-from workgym.train.playbook.gates import (
-    Group,
-    advantages,
-    bisect,
-    classify,
-    gate_a,
-    gate_b,
-    select_contrastive,
-)
+from workgym.train.playbook.gate import bisect, gate_a, gate_b
+from workgym.train.playbook.groups import Group, advantages, classify, select_contrastive
 
 
 def test_group_advantages() -> None:

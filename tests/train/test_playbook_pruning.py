@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from workgym.train.playbook.entries import Counters, Entry, EntryStatus
-from workgym.train.playbook.gates import Group
+from workgym.train.playbook.groups import Group
 from workgym.train.playbook.playbook import Playbook
 from workgym.train.playbook.pruning import compact, credit, prune
 

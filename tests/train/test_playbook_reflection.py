@@ -6,8 +6,8 @@ from workgym.core.episode import Episode
 from workgym.core.messages import Message, ToolCall
 from workgym.core.verdict import Verdict
 from workgym.train.playbook.deltas import DeltaOp
-from workgym.train.playbook.reflection import parse_reflection
-from workgym.train.playbook.reflector import GroupView, build_prompt, transcript
+from workgym.train.playbook.lessons import parse_reflection
+from workgym.train.playbook.reflect import GroupView, build_prompt, transcript
 
 GOOD = {
     "diagnoses": ["best upper-cased"],

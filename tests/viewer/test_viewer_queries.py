@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from viewer_support import EARLY
 
-from workgym.apps.viewer.compare import compare_runs
+from workgym.apps.viewer.compare_view import compare_runs
 from workgym.apps.viewer.episode_view import build_steps, findings, flag_view
 from workgym.apps.viewer.groundtruth import GroundTruth
 from workgym.apps.viewer.queries import EpisodeFilter, RunQueries

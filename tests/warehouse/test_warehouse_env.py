@@ -175,9 +175,9 @@ def test_conclusion_answers_dispatch_to_the_investigation_verifier(
         seen.update(task=task.id, answer=episode.answer, env_dir=env_dir)
         return Verdict.correct()
 
-    fake = types.ModuleType("workgym.envs.warehouse.investigate")
+    fake = types.ModuleType("workgym.envs.warehouse.investigate.conclusion")
     fake.verify_conclusion = verify_conclusion  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "workgym.envs.warehouse.investigate", fake)
+    monkeypatch.setitem(sys.modules, "workgym.envs.warehouse.investigate.conclusion", fake)
     base = env.taskset.split("dev")[0]
     task = base.model_copy(
         update={"id": "f9", "meta": {"answer_spec": {"kind": "conclusion"}}, "answer": {}}

@@ -20,14 +20,14 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
 )
 
 from workgym.envs.warehouse.investigate.build import Investigations
-from workgym.envs.warehouse.investigate.causes import PlantSpec, checksum_sql, planted_select
 from workgym.envs.warehouse.investigate.conclusion import gold_of
 from workgym.envs.warehouse.investigate.design import study
 from workgym.envs.warehouse.investigate.frame import MetricWords, between, discover, metrics
-from workgym.envs.warehouse.investigate.gate import admit_planted
+from workgym.envs.warehouse.investigate.mechanisms import PlantSpec, checksum_sql, planted_select
 from workgym.envs.warehouse.investigate.oracle import oracle_turns
 from workgym.envs.warehouse.investigate.plant import attach_snapshot, jittered
 from workgym.envs.warehouse.investigate.slices import canon, predicate_sql, slice_table
+from workgym.envs.warehouse.investigate.solvability import admit_planted
 from workgym.envs.warehouse.investigate.vocab import NORMAL, PLANTED
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.envs.warehouse.schema.card import SchemaCard

@@ -11,7 +11,7 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
     play,
 )
 
-from workgym.envs.warehouse.investigate.probes import (
+from workgym.envs.warehouse.investigate.investigation_probes import (
     ATTACKS,
     InvestigationProbe,
     attacks,

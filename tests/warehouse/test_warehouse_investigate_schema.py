@@ -10,7 +10,6 @@ from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_co
 from workgym.envs.warehouse.investigate.conclusion import names_several, parse_time
 from workgym.envs.warehouse.investigate.evidence import normalise_sql, reproduces
 from workgym.envs.warehouse.investigate.frame import Frame, Join
-from workgym.envs.warehouse.investigate.gate import admit_null, admit_planted
 from workgym.envs.warehouse.investigate.slices import (
     Cell,
     PredicateError,
@@ -18,6 +17,7 @@ from workgym.envs.warehouse.investigate.slices import (
     Term,
     predicate_sql,
 )
+from workgym.envs.warehouse.investigate.solvability import admit_null, admit_planted
 from workgym.envs.warehouse.investigate.vocab import ALIASES, NORMAL, PLANTED, canonical
 from workgym.envs.warehouse.runtime.tools import submit_answer
 

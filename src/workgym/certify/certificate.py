@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workgym.certify import compare
+from workgym.certify import comparison
 from workgym.certify.schema import (
     AdmissionRecord,
     Arm,
@@ -46,7 +46,7 @@ RULES = [
     "gain: one-sided paired t, cluster-robust (CR1) SE with t(G-1) df over task families "
     "(plain paired t with one family); significant only if every gate test rejects at alpha",
     "gain gate: exact McNemar joins when K=1 and rewards are binary; the sign-flip permutation "
-    f"test joins when n < {compare.SMALL_N} items or rewards are not binary",
+    f"test joins when n < {comparison.SMALL_N} items or rewards are not binary",
     "non-regression: per suite, the lower bound of the one-sided (1-alpha) clustered t interval "
     "of the difference must be above -margin; all suites must pass (intersection-union)",
     "admission: the environment must have passed admission; --force is recorded and fails it",
@@ -144,8 +144,8 @@ def _run_record(arm: Arm, run: Path, side: Side, frozen: Frozen, base_dir: Path)
         problems.append(f"policy {spec.policy_hash} is not the {arm} {expected.hash}")
     if problems:
         raise ConfigError(f"{run} does not fit this certificate: " + "; ".join(problems))
-    digest, lines = compare.episodes_digest(run)
-    reviews_sha, n_reviews = compare.reviews_digest(run)
+    digest, lines = comparison.episodes_digest(run)
+    reviews_sha, n_reviews = comparison.reviews_digest(run)
     return RunRecord(
         arm=arm,
         path=os.path.relpath(run, base_dir),
@@ -165,8 +165,8 @@ def _compare(side: Side, frozen: Frozen, base_dir: Path) -> dict[str, Any]:
         _run_record("baseline", side.baseline_run, side, frozen, base_dir),
         _run_record("candidate", side.candidate_run, side, frozen, base_dir),
     ]
-    base, base_cost = compare.read_arm(side.baseline_run, side.items, frozen.epochs)
-    cand, cand_cost = compare.read_arm(side.candidate_run, side.items, frozen.epochs)
+    base, base_cost = comparison.read_arm(side.baseline_run, side.items, frozen.epochs)
+    cand, cand_cost = comparison.read_arm(side.candidate_run, side.items, frozen.epochs)
     ratio = (
         cand_cost.tokens_per_task / base_cost.tokens_per_task
         if base_cost.tokens_per_task > 0
@@ -175,7 +175,7 @@ def _compare(side: Side, frozen: Frozen, base_dir: Path) -> dict[str, Any]:
     return {
         "env": side.env,
         "runs": runs,
-        "items": compare.item_scores(side.items, base, cand),
+        "items": comparison.item_scores(side.items, base, cand),
         "cost": {"baseline": base_cost, "candidate": cand_cost, "ratio": ratio},
     }
 
@@ -183,10 +183,10 @@ def _compare(side: Side, frozen: Frozen, base_dir: Path) -> dict[str, Any]:
 def build(frozen: Frozen, task: Side, suites: list[Side], base_dir: Path) -> Certificate:
     """The certificate from frozen inputs and stored episodes (deterministic)."""
     parts = _compare(task, frozen, base_dir)
-    gain = compare.gain(
+    gain = comparison.gain(
         parts["items"], frozen.alpha, frozen.epochs, frozen.n_resamples, frozen.seed
     )
-    task_ni = compare.non_inferiority(parts["items"], frozen.task_margin, frozen.alpha)
+    task_ni = comparison.non_inferiority(parts["items"], frozen.task_margin, frozen.alpha)
     task_result = TaskResult(**parts, gain=gain, non_inferiority=task_ni)
     ratio = task_result.cost.ratio
     if ratio is not None and ratio < 1.0 and task_ni.passed:
@@ -202,7 +202,7 @@ def build(frozen: Frozen, task: Side, suites: list[Side], base_dir: Path) -> Cer
         if margin is None:
             raise ConfigError(f"no margin frozen for suite {side.env.id}; pass --margin")
         sp = _compare(side, frozen, base_dir)
-        ni = compare.non_inferiority(sp["items"], margin, frozen.alpha, power)
+        ni = comparison.non_inferiority(sp["items"], margin, frozen.alpha, power)
         suite_results.append(SuiteResult(**sp, non_inferiority=ni))
     conditions = _conditions(frozen, task_result, suite_results)
     failed: list[ConditionName] = [c.name for c in conditions if not c.passed]
@@ -364,10 +364,10 @@ def recompute(path: Path) -> tuple[Certificate, bool, list[str]]:
     for comp in [cert.task, *cert.suites]:
         for r in comp.runs:
             run = base_dir / r.path
-            digest = compare.episodes_digest(run)[0] if (run / "episodes.jsonl").exists() else ""
+            digest = comparison.episodes_digest(run)[0] if (run / "episodes.jsonl").exists() else ""
             if digest != r.episodes_sha256:
                 changed.append(f"{run} ({r.arm} on {comp.env.id})")
-            elif compare.reviews_digest(run)[0] != r.reviews_sha256:
+            elif comparison.reviews_digest(run)[0] != r.reviews_sha256:
                 changed.append(f"{run} reviews ({r.arm} on {comp.env.id})")
     rebuilt = build(cert.frozen, task, suites, base_dir)
     return rebuilt, rebuilt.to_json() == stored, changed

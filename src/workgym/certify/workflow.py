@@ -94,7 +94,7 @@ class _Arms:
 
 
 def _complete(run: Path, n: int, epochs: int) -> bool:
-    from workgym.certify.compare import episodes_digest
+    from workgym.certify.comparison import episodes_digest
 
     return (run / "episodes.jsonl").exists() and episodes_digest(run)[1] >= n * epochs
 

@@ -85,6 +85,7 @@ class Registry(Generic[T]):
         self.group = group
         self.hint = hint
         self._process: dict[str, Entry[T]] = {}
+        self._seen: tuple[EntryPoints, list[Entry[T]]] | None = None  # this group of one scan
 
     # -- registration ------------------------------------------------------------------------
 
@@ -93,34 +94,41 @@ class Registry(Generic[T]):
         self._process[name] = Entry(name, source, None, lambda: obj)
         return obj
 
-    def add_lazy(self, name: str, loader: Callable[[], T]) -> None:
-        """Register a name whose object is made on first use (in this process)."""
-        self._process[name] = Entry(name, "process", None, loader)
-
     # -- lookup ------------------------------------------------------------------------------
 
-    def _declared(self) -> list[Entry[T]]:
+    def declared(self) -> list[Entry[T]]:
+        """The entries installed distributions declare (entry points; not in-process ones)."""
+        scan = _scan()
+        if self._seen is not None and self._seen[0] is scan:
+            return self._seen[1]
         found = []
-        for ep in _scan().select(group=self.group):
+        for ep in scan.select(group=self.group):
             dist = ep.dist.name if ep.dist is not None else None
             loader = cast(Callable[[], T], _entry_point_loader(ep, self.kind))
             found.append(Entry(ep.name, ep.value, dist, loader))
+        self._seen = (scan, found)
         return found
 
     def entries(self) -> dict[str, Entry[T]]:
         """Every declared name, families unexpanded; in-process ones override entry points."""
         found: dict[str, Entry[T]] = {}
-        for entry in self._declared():
+        for entry in self.declared():
             found.setdefault(entry.name, entry)
         found.update(self._process)
         return dict(sorted(found.items()))
 
     def names(self, *, expand: bool = False) -> list[str]:
-        """The registered names; `expand` loads every family to list its members too."""
-        names = [n for n in self.entries() if not (expand and n.endswith("*"))]
+        """The registered names; `expand` loads every family to list its members too (a family
+        that cannot be imported keeps its `prefix-*` name)."""
+        names = list(self.entries())
         if expand:
             for family in self._families():
-                names.extend(self._members(family))
+                try:
+                    members = self._members(family)
+                except ConfigError:
+                    continue
+                names.remove(family.name)
+                names.extend(members)
         return sorted(set(names))
 
     def _families(self) -> Iterator[Entry[T]]:
@@ -175,7 +183,7 @@ class Registry(Generic[T]):
     def stale_install(self) -> str:
         """What to do when workgym's own metadata declares nothing in this group (an editable
         install older than its pyproject.toml), or '' when it does."""
-        if any(e.distribution == OWN_DISTRIBUTION for e in self._declared()):
+        if any(e.distribution == OWN_DISTRIBUTION for e in self.declared()):
             return ""
         return (
             f"workgym's install declares no {self.group} entry points (its metadata is older "

@@ -13,9 +13,9 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from workgym.guards.attack_report import AttackReport, Cell, ProbeInfo
 from workgym.guards.capabilities import capabilities
 from workgym.guards.probes import AttackContext, Expect, Outcome, Probe
-from workgym.guards.report import AttackReport, Cell, ProbeInfo
 from workgym.run.progress import ProgressBar
 
 if TYPE_CHECKING:

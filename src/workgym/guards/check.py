@@ -23,8 +23,8 @@ from workgym.core.tasks import SPLITS
 from workgym.core.version import __version__
 from workgym.guards.admission import AdmissionRecord, record_admission
 from workgym.guards.attack import attack_async
+from workgym.guards.attack_report import AttackReport
 from workgym.guards.baselines import BaselineReport, run_baselines
-from workgym.guards.report import AttackReport
 from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 

@@ -8,6 +8,7 @@ from the agent; nothing in `info` is ever copied into an observation.
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 from workgym.core.driver import EpisodeDriver
@@ -29,16 +30,33 @@ class GymEnv:
         self.policy = policy or Policy("scripted/null")
         self._driver: EpisodeDriver | None = None
         self._loop = asyncio.new_event_loop()
+        self._rng = random.Random()
 
     def close(self) -> None:
-        self._loop.close()
+        if not self._loop.is_closed():
+            self._loop.close()
 
     def reset(
-        self, task: Task | str | None = None, seed: int = 0
+        self,
+        task: Task | str | None = None,
+        seed: int | None = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode: on `task` (or `options["task_id"]`), else drawn by `seed`.
+
+        Seeds 0..n-1 walk the training split's tasks once each (`draw_task`), so a sweep over
+        seeds is a sweep over tasks; without a seed the draw comes from this facade's own RNG.
+        """
+        task_id = (options or {}).get("task_id")
+        if task is None and task_id is not None:
+            task = str(task_id)
+        if seed is None:
+            seed = self._rng.randrange(2**31)
         if task is None:
-            task = self.env.taskset.training_view().split("train")[0]
+            task = draw_task(self.env, seed)
         elif isinstance(task, str):
+            if task not in self.env.taskset:
+                raise KeyError(f"no task {task!r} in {self.env.id}; pick one from its train split")
             task = self.env.taskset[task]
         self._driver = EpisodeDriver(
             self.env, task, self.policy, seed=seed, split=self.env.taskset.split_of(task)
@@ -47,7 +65,7 @@ class GymEnv:
             "messages": [m.to_openai() for m in self._driver.messages],
             "tools": [s.to_openai() for s in self._driver.toolkit.specs],
         }
-        return observation, {"task_id": task.id, "split": self._driver.episode.split}
+        return observation, {"task_id": task.id, "split": self._driver.episode.split, "seed": seed}
 
     def step(
         self, message: Message | dict[str, Any], usage: Usage | None = None
@@ -70,3 +88,19 @@ class GymEnv:
         reward = episode.reward
         info = {"episode": episode, "verdict": episode.verdict}
         return obs, reward, episode.outcome == "terminated", episode.outcome == "truncated", info
+
+
+def draw_task(env: Environment, seed: int, split: str = "train") -> Task:
+    """The task seed `seed` picks from a split of the training view (never the test split).
+
+    The split's tasks are shuffled once by a fixed RNG, then seed i takes task i mod n: equal
+    seeds give equal tasks, and any n consecutive seeds give n different tasks.
+    """
+    if split == "test":
+        raise ValueError("the test split is sealed: draw from train or dev")
+    tasks = env.taskset.training_view().split(split)
+    if not tasks:
+        raise ValueError(f"split {split!r} of {env.id} has no tasks")
+    order = sorted(tasks, key=lambda t: t.id)
+    random.Random(f"{env.id}/{split}").shuffle(order)
+    return order[seed % len(order)]

@@ -47,9 +47,9 @@ def attack(
     import time
 
     from workgym.guards.attack import attack_async
+    from workgym.guards.attack_report import attack_tables
     from workgym.guards.catalog import by_name, probes, todo
     from workgym.guards.replay import ReplayProbe
-    from workgym.guards.report import attack_tables
 
     if list_probes:
         table = Table("probe", "group", "expected", "attack")

@@ -50,8 +50,9 @@ def envs(imports: ImportModules = None) -> None:
         try:
             env = factory()
             record = env.taskset.split_record()["tasks"]
-        except ConfigError as exc:  # e.g. a suite whose extra is not installed
-            table.add_row(env_id, "-", "-", f"unavailable: {exc}")
+        except Exception as exc:  # a missing extra or a broken plugin: one row, no traceback
+            reason = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+            table.add_row(env_id, "-", "-", f"unavailable: {reason}")
             continue
         table.add_row(
             env_id, env.version, str(len(env.taskset)), "/".join(str(v) for v in record.values())

@@ -36,6 +36,10 @@ def serve_cmd(
         bool, typer.Option("--mcp", help="serve the tools as an MCP server on stdin/stdout")
     ] = False,
     imports: ImportModules = None,
+    protocol: Annotated[
+        str,
+        typer.Option(help="WebSocket protocol on /ws: workgym, or openenv (OpenEnv's EnvClient)"),
+    ] = "workgym",
 ) -> None:
     """Serve an environment: isolated episodes per session, for remote trainers and agents."""
     import asyncio
@@ -57,6 +61,13 @@ def serve_cmd(
     from workgym.apps.serve.server import new_token, serve
 
     secret = token or new_token()
+    if protocol not in ("workgym", "openenv"):
+        raise typer.BadParameter(f"--protocol {protocol!r}: use workgym or openenv")
+    if protocol == "openenv" and not _is_loopback(host):
+        raise typer.BadParameter(
+            "OpenEnv's protocol carries no token: serve it on 127.0.0.1 and reach it through an "
+            "SSH tunnel or an authenticating proxy"
+        )
     if not _is_loopback(host):
         err.print(
             f"[yellow]warning:[/] binding {host}: anyone who can reach this port and holds the "
@@ -64,13 +75,20 @@ def serve_cmd(
             highlight=False,
         )
     print(f"serving {environment.id} on http://{host}:{port} (WebSocket: ws://{host}:{port}/ws)")
+    if protocol == "openenv":
+        print(
+            "protocol: openenv; next: from workgym.adapters.openenv_adapter import "
+            f"WorkgymEnvClient; WorkgymEnvClient(base_url='http://{host}:{port}')",
+            flush=True,
+        )
     if token is None:
-        print(f"token: {secret}")
-    print(
-        f"next: from workgym.apps.serve.client import EnvClient; "
-        f"EnvClient('http://{host}:{port}', TOKEN).reset()",
-        flush=True,
-    )
+        print(f"token: {secret}" + (" (HTTP routes only)" if protocol == "openenv" else ""))
+    if protocol == "workgym":
+        print(
+            f"next: from workgym.apps.serve.client import EnvClient; "
+            f"EnvClient('http://{host}:{port}', TOKEN).reset()",
+            flush=True,
+        )
     serve(
         environment,
         host=host,
@@ -80,6 +98,7 @@ def serve_cmd(
         max_sessions=max_sessions,
         allow_test=allow_test,
         out=out,
+        protocol=protocol,
     )
 
 

@@ -101,7 +101,7 @@ def compare_cmd(
     """Compare runs at equal cost: reward at matched cost and cost at matched reward."""
     from workgym.core.errors import ConfigError
     from workgym.swarm.compare import compare
-    from workgym.swarm.plots import frontier_png
+    from workgym.swarm.frontier import frontier_png
 
     try:
         comp = compare(runs, baseline=baseline or [], tolerance=tolerance, margin=margin)

@@ -28,7 +28,7 @@ import contextlib
 import hmac
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,10 @@ from fastapi import APIRouter, Depends, FastAPI, Request, WebSocket, WebSocketDi
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from workgym.apps.serve.sessions import Hub, ResetRequest, ServeError, StepRequest
+from workgym.apps.serve.sessions import Hub, ResetRequest, ServeError, Session, StepRequest
 from workgym.core.environment import Environment
 
+PROTOCOLS = ("workgym", "openenv")
 WS_IDLE_CLOSE = 4008
 WS_UNAUTHORIZED = 4001
 
@@ -63,14 +64,20 @@ def build_app(
     max_sessions: int = 1024,
     allow_test: bool = False,
     out: str | Path | None = None,
+    protocol: str = "workgym",
 ) -> FastAPI:
     """The FastAPI application serving `env`; run it with uvicorn (see `serve`).
+
+    `protocol="openenv"` makes `/ws` speak OpenEnv's protocol (`openenv_ws`), which has no
+    credentials; the HTTP routes keep the token.
 
     FastAPI reads the handlers' annotations at runtime, so its types are imported at module
     level here (this module is only imported to serve).
     """
     if not token:
         raise ValueError("the server needs a non-empty token")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}: use {' or '.join(PROTOCOLS)}")
     hub = Hub(
         env,
         idle_timeout_s=idle_timeout_s,
@@ -144,38 +151,63 @@ def build_app(
 
     @app.websocket("/ws")
     async def ws(socket: WebSocket) -> None:
+        if protocol == "openenv":
+            from workgym.apps.serve.openenv_ws import openenv_refusal, openenv_turn
+
+            steps = [0]  # OpenEnv's `state` reports the episode's step count
+
+            async def turn(session: Session, text: str) -> str | None:
+                return await openenv_turn(session, text, steps)
+
+            await _socket_session(hub, socket, turn, openenv_refusal)
+            return
         if not token_ok(socket.headers.get("authorization"), token):
             await socket.close(code=WS_UNAUTHORIZED, reason="missing or wrong token")
             return
-        await socket.accept()
-        try:
-            session = hub.open()
-        except ServeError as exc:
-            await socket.send_json({"ok": False, "status": exc.status, "error": str(exc)})
-            await socket.close()
-            return
-
-        async def on_reap() -> None:
-            with contextlib.suppress(Exception):
-                await socket.close(code=WS_IDLE_CLOSE, reason="idle session reaped")
-
-        session.on_reap = on_reap
-        try:
-            while True:
-                reply = await _ws_turn(session, await socket.receive_text())
-                if reply is None:
-                    await socket.close()
-                    return
-                await socket.send_text(reply)
-        except (WebSocketDisconnect, RuntimeError):
-            return  # the client went away, or the reaper closed the socket
-        finally:
-            hub.close(session.id)
+        await _socket_session(hub, socket, _ws_turn, _ws_refusal)
 
     return app
 
 
-async def _ws_turn(session: Any, text: str) -> str | None:
+async def _socket_session(
+    hub: Hub,
+    socket: WebSocket,
+    turn: Callable[[Session, str], Awaitable[str | None]],
+    refusal: Callable[[ServeError], dict[str, Any]],
+) -> None:
+    """One WebSocket connection = one session: each text message is a turn of `turn` (None:
+    close); a hub that is full answers `refusal(error)` and closes."""
+    await socket.accept()
+    try:
+        session = hub.open()
+    except ServeError as exc:
+        await socket.send_json(refusal(exc))
+        await socket.close()
+        return
+
+    async def on_reap() -> None:
+        with contextlib.suppress(Exception):
+            await socket.close(code=WS_IDLE_CLOSE, reason="idle session reaped")
+
+    session.on_reap = on_reap
+    try:
+        while True:
+            reply = await turn(session, await socket.receive_text())
+            if reply is None:
+                await socket.close()
+                return
+            await socket.send_text(reply)
+    except (WebSocketDisconnect, RuntimeError):
+        return  # the client went away, or the reaper closed the socket
+    finally:
+        hub.close(session.id)
+
+
+def _ws_refusal(exc: ServeError) -> dict[str, Any]:
+    return {"ok": False, "status": exc.status, "error": str(exc)}
+
+
+async def _ws_turn(session: Session, text: str) -> str | None:
     """One WebSocket request -> its JSON reply; None for `close`."""
     try:
         request = json.loads(text)
@@ -209,6 +241,7 @@ def serve(
     allow_test: bool = False,
     out: str | Path | None = None,
     log_level: str = "warning",
+    protocol: str = "workgym",
 ) -> None:
     """Run the server in this process until interrupted."""
     import uvicorn
@@ -220,6 +253,7 @@ def serve(
         max_sessions=max_sessions,
         allow_test=allow_test,
         out=out,
+        protocol=protocol,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws_protocol())
 

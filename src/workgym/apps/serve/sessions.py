@@ -28,6 +28,7 @@ from workgym.core.model import Completion, Sampling
 from workgym.core.tasks import SPLITS, Task
 from workgym.core.tools import ToolSpec
 from workgym.run.finish import finish_episode
+from workgym.run.gym import draw_task
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir, RunSpec
 
@@ -98,6 +99,8 @@ def pick_task(
         tasks = taskset.split(split)
     if not tasks:
         raise ServeError(404, f"split {split!r} of {env.id} has no tasks")
+    if split in ("train", "dev"):  # seed i -> the split's i-th task, as Gymnasium's reset draws
+        return draw_task(env, seed, split)
     return tasks[random.Random(seed).randrange(len(tasks))]
 
 

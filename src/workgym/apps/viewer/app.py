@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
 from workgym.apps.viewer import certificate_view, playbook_view
-from workgym.apps.viewer.compare import compare_runs
+from workgym.apps.viewer.compare_view import compare_runs
 from workgym.apps.viewer.episode_view import build_steps, findings, flag_view
 from workgym.apps.viewer.groundtruth import GroundTruth
 from workgym.apps.viewer.queries import EpisodeFilter, RunQueries

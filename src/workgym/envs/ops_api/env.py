@@ -46,7 +46,7 @@ from workgym.verifiers.calls_provenance import unobserved_ids
 from workgym.verifiers.calls_state import State, StateRules
 
 if TYPE_CHECKING:
-    from workgym.envs.ops_api.server import ServiceThread
+    from workgym.envs.ops_api.hosting import ServiceThread
 
 ENTITY_ID = re.compile(r"\b(?:C\d{3}|O\d{4}|R\d{1,6}|T\d{1,6})\b")  # customer/order/refund/ticket
 _I = r"\b(?:i|we)(?:\s+have|'ve)?\s+(?:\w+\s+)?"
@@ -151,7 +151,7 @@ class OpsApi(Environment):
     @property
     def service(self) -> ServiceThread:
         """The API server, started on first use and stopped by close() or garbage collection."""
-        from workgym.envs.ops_api.server import ServiceThread  # fastapi + uvicorn: load on use
+        from workgym.envs.ops_api.hosting import ServiceThread  # fastapi + uvicorn: load on use
 
         with self._lock:
             if self._service is None:

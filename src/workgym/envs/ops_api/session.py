@@ -15,7 +15,7 @@ import httpx2
 from workgym.core.errors import ToolError
 
 if TYPE_CHECKING:
-    from workgym.envs.ops_api.server import ServiceThread
+    from workgym.envs.ops_api.hosting import ServiceThread
 
 REQUEST_TIMEOUT_S = 10.0
 

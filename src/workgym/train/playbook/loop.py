@@ -27,13 +27,14 @@ from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta, apply_deltas
 from workgym.train.playbook.entries import EntryStatus
-from workgym.train.playbook.gates import select_contrastive
-from workgym.train.playbook.gating import Gatekeeper
+from workgym.train.playbook.finish import TrainResult, finish_run
+from workgym.train.playbook.gate import Gatekeeper
+from workgym.train.playbook.groups import select_contrastive
 from workgym.train.playbook.ledger import BudgetExceeded, Ledger
 from workgym.train.playbook.lint import LeakLint
 from workgym.train.playbook.playbook import Playbook, PlaybookVersion
 from workgym.train.playbook.pruning import compact, credit, prune
-from workgym.train.playbook.reflecting import reflect_step
+from workgym.train.playbook.reflect import reflect_step
 from workgym.train.playbook.rollouts import Roller, sealed_view
 from workgym.train.playbook.runlog import LogDiverged, RunLog
 from workgym.train.playbook.sampling import TaskSampler
@@ -46,7 +47,6 @@ from workgym.train.playbook.scoring import (
     split_dev,
 )
 from workgym.train.playbook.stopping import LoopCounters, StopRules, should_stop
-from workgym.train.playbook.summary import TrainResult, finish_run
 
 Observer = Callable[[dict[str, Any]], None]
 

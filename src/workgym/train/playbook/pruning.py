@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from workgym.train.playbook.deltas import Delta, DeltaOp, apply_deltas
 from workgym.train.playbook.entries import Counters, Entry, EntryStatus
-from workgym.train.playbook.gates import Group
+from workgym.train.playbook.groups import Group
 from workgym.train.playbook.playbook import Playbook
 from workgym.train.playbook.text import similarity
 

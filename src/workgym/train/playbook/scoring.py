@@ -16,7 +16,7 @@ from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.stats.tests import mean_ci
-from workgym.train.playbook.gates import Group
+from workgym.train.playbook.groups import Group
 from workgym.train.playbook.rollouts import Rollouts
 
 

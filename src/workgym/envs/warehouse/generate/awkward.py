@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workgym.envs.warehouse.generate.families.results import (
+from workgym.envs.warehouse.generate.families.gold import (
     Rejected,
     answer_of,
     result_hash,
@@ -25,7 +25,7 @@ from workgym.verifiers.sql_exec import SqlResult
 
 if TYPE_CHECKING:
     from workgym.core.tasks import Task
-    from workgym.envs.warehouse.generate.families.base import Draft
+    from workgym.envs.warehouse.generate.families.draft import Draft
 
 KINDS: dict[str, str] = {
     "null_denominator": "a share or count over rows with a recorded value (naive: all rows)",

@@ -29,7 +29,7 @@ from workgym.core.errors import ConfigError
 from workgym.core.tasks import Task, TaskSet
 from workgym.envs.warehouse.generate.awkward import census
 from workgym.envs.warehouse.generate.families import NAMES, Context
-from workgym.envs.warehouse.generate.families.selection import FamilyReport, select_tasks
+from workgym.envs.warehouse.generate.families.task_choice import FamilyReport, select_tasks
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner
 from workgym.envs.warehouse.generate.phrasing import (
     Lexicon,
@@ -195,7 +195,7 @@ def _json(value: Any) -> str:
 def _investigate_module() -> Any:
     """The F9 module when it is installed and offers `build_investigation_tasks`, else None."""
     try:
-        module = importlib.import_module("workgym.envs.warehouse.investigate")
+        module = importlib.import_module("workgym.envs.warehouse.investigate.build")
     except ImportError:
         return None
     return module if hasattr(module, "build_investigation_tasks") else None

@@ -26,11 +26,6 @@ from workgym.envs.warehouse.investigate.answer import (
     EvidenceQuery,
     PredicateTerm,
 )
-from workgym.envs.warehouse.investigate.causes import (
-    checksum_sql,
-    planted_columns,
-    planted_select,
-)
 from workgym.envs.warehouse.investigate.frame import (
     Frame,
     Metric,
@@ -42,6 +37,11 @@ from workgym.envs.warehouse.investigate.frame import (
     ts,
 )
 from workgym.envs.warehouse.investigate.manifest import Affected, GateRecord, Manifest
+from workgym.envs.warehouse.investigate.mechanisms import (
+    checksum_sql,
+    planted_columns,
+    planted_select,
+)
 from workgym.envs.warehouse.investigate.plant import (
     PLANTS_DIR,
     attach_snapshot,

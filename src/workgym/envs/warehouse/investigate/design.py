@@ -20,13 +20,13 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from workgym.envs.warehouse.investigate.causes import BugKind, PlantSpec
 from workgym.envs.warehouse.investigate.frame import (
     PERIOD_LENGTH,
     Frame,
     Metric,
     MetricKind,
 )
+from workgym.envs.warehouse.investigate.mechanisms import BugKind, PlantSpec
 from workgym.envs.warehouse.investigate.slices import Cell, SliceKey, SliceTable, slice_terms
 from workgym.envs.warehouse.investigate.vocab import CauseType
 from workgym.envs.warehouse.schema.card import SchemaCard

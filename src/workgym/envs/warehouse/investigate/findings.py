@@ -32,14 +32,14 @@ from workgym.envs.warehouse.investigate.evidence import (
     check_evidence,
     observed_queries,
 )
-from workgym.envs.warehouse.investigate.frame import between, ts
-from workgym.envs.warehouse.investigate.report import (
+from workgym.envs.warehouse.investigate.findings_report import (
     NOT_SCORED,
     Finding,
     FindingsReport,
     Support,
     write_report,
 )
+from workgym.envs.warehouse.investigate.frame import between, ts
 from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
 from workgym.envs.warehouse.schema.card import SchemaCard
@@ -244,6 +244,7 @@ async def investigate_async(
         skipped=skipped,
         findings=findings,
     )
+
     write_report(report, out)
     return report
 

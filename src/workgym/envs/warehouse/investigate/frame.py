@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workgym.envs.warehouse.generate.families.base import CardView
+from workgym.envs.warehouse.generate.families.draft import CardView
 from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
 from workgym.envs.warehouse.source.duck import qi, ql
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
 from workgym.envs.warehouse.investigate.frame import Frame, Metric, between, ts
-from workgym.envs.warehouse.investigate.gate import MIN_EXPLAINED
 from workgym.envs.warehouse.investigate.oracle import RUN_SQL, SUBMIT
 from workgym.envs.warehouse.investigate.slices import Cell, Explained, SliceTable
+from workgym.envs.warehouse.investigate.solvability import MIN_EXPLAINED
 from workgym.envs.warehouse.investigate.vocab import NORMAL
 from workgym.envs.warehouse.source.duck import qi
 

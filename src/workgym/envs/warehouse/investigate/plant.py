@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from workgym.core.environment import DataCheck
-from workgym.envs.warehouse.investigate.causes import HASH_SCALE
 from workgym.envs.warehouse.investigate.frame import Frame
 from workgym.envs.warehouse.investigate.manifest import Jitter, Manifest
+from workgym.envs.warehouse.investigate.mechanisms import HASH_SCALE
 from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import table_checksum
 

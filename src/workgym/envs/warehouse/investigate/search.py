@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from workgym.envs.warehouse.investigate.causes import PlantSpec, planted_select
 from workgym.envs.warehouse.investigate.design import COMPATIBLE, Study, Window, design, study
 from workgym.envs.warehouse.investigate.frame import Frame, Metric
-from workgym.envs.warehouse.investigate.gate import GateResult, admit_null, admit_planted
 from workgym.envs.warehouse.investigate.manifest import Jitter
+from workgym.envs.warehouse.investigate.mechanisms import PlantSpec, planted_select
 from workgym.envs.warehouse.investigate.plant import JITTER_RATE, jittered
 from workgym.envs.warehouse.investigate.slices import SliceTable, canon, slice_table
+from workgym.envs.warehouse.investigate.solvability import GateResult, admit_null, admit_planted
 from workgym.envs.warehouse.investigate.vocab import NORMAL, PLANTED, CauseType
 from workgym.envs.warehouse.schema.card import SchemaCard
 

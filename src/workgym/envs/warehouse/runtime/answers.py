@@ -16,7 +16,8 @@ they can be attacked (GUARDS.md) and explained:
 - abstain: the task is unanswerable from the warehouse; the reason code must match.
 - sql: a query whose result is compared with the gold query's on the real snapshot and on the
   fuzzed test suite (`workgym.verifiers.sql.verify_sql`, see VERIFIERS.md).
-- conclusion: an investigation conclusion (F9), verified by `investigate.verify_conclusion`.
+- conclusion: an investigation conclusion (F9), verified by
+  `investigate.conclusion.verify_conclusion`.
 """
 
 from __future__ import annotations

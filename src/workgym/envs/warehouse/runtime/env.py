@@ -10,7 +10,8 @@ settings, suites), so an edited snapshot or card is refused rather than silently
 Verification dispatches on the task's declared answer kind: typed answers per their declared
 semantics (`answers.verify_typed`), SQL answers through `verify_sql` on the snapshot plus the
 task's fuzzed copies, and investigation conclusions (F9) to
-`workgym.envs.warehouse.investigate.verify_conclusion(task=..., episode=..., env_dir=...)`.
+`workgym.envs.warehouse.investigate.conclusion.verify_conclusion(task=..., episode=...,
+env_dir=...)`.
 An investigation task may name its own database (a planted copy) in `meta["database"]`, relative
 to the directory; run_sql and describe_table then read that copy.
 """
@@ -193,11 +194,11 @@ class WarehouseEnv(Environment):
 
     def _verify_conclusion(self, task: Task, episode: Episode) -> Verdict:
         try:
-            module = importlib.import_module("workgym.envs.warehouse.investigate")
+            module = importlib.import_module("workgym.envs.warehouse.investigate.conclusion")
         except ImportError as exc:
             raise ValueError(
-                f"task {task.id} is an investigation but workgym.envs.warehouse.investigate "
-                f"cannot be imported ({exc})"
+                f"task {task.id} is an investigation but its verifier "
+                f"(workgym.envs.warehouse.investigate.conclusion) cannot be imported ({exc})"
             ) from exc
         verdict: Verdict = module.verify_conclusion(task=task, episode=episode, env_dir=self.dir)
         return verdict
@@ -212,7 +213,7 @@ class WarehouseEnv(Environment):
         """Submit the gold answer in the form the task asks for."""
         if self.answer_kind(task) == "conclusion":
             # An investigation counts only with evidence run in the episode: run it, then submit.
-            from workgym.envs.warehouse.investigate import oracle_turns
+            from workgym.envs.warehouse.investigate.oracle import oracle_turns
 
             turns: list[Message] = oracle_turns(task)
             return turns

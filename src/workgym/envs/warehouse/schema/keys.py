@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import duckdb
 
 from workgym.envs.warehouse.schema.card import ColumnCard, KeyCard, TableCard
-from workgym.envs.warehouse.schema.roles import TIME_UNITS, is_time, measure_like
+from workgym.envs.warehouse.schema.column_roles import TIME_UNITS, is_time, measure_like
 from workgym.envs.warehouse.source.duck import qi
 from workgym.envs.warehouse.source.snapshot import SnapshotManifest
 

@@ -21,9 +21,9 @@ from workgym.envs.warehouse.schema.card import (
     TableCard,
     ValueCount,
 )
+from workgym.envs.warehouse.schema.column_roles import assign_roles
 from workgym.envs.warehouse.schema.keys import add_keys
 from workgym.envs.warehouse.schema.relations import infer_foreign_keys
-from workgym.envs.warehouse.schema.roles import assign_roles
 from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import (
     MANIFEST_FILE,

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import duckdb
 
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
-from workgym.envs.warehouse.schema.roles import is_time, singular
+from workgym.envs.warehouse.schema.column_roles import is_time, singular
 from workgym.envs.warehouse.source.duck import qi
 from workgym.envs.warehouse.source.snapshot import SnapshotManifest
 

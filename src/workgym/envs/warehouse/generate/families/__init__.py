@@ -18,7 +18,7 @@ from workgym.envs.warehouse.generate.families import (
     trends,
     unanswerable,
 )
-from workgym.envs.warehouse.generate.families.base import Context, Draft, Family
+from workgym.envs.warehouse.generate.families.draft import Context, Draft, Family
 
 FAMILIES: dict[str, Family] = {
     "F1": counting.drafts,

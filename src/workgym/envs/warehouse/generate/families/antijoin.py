@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft
 from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.filters import (
     Cond,
     dim_conditions,

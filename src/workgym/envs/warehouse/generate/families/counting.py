@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import (
+from workgym.envs.warehouse.generate.families.draft import (
     Context,
     Draft,
     additive,

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, threshold, top_values
+from workgym.envs.warehouse.generate.families.draft import Context, threshold, top_values
 from workgym.envs.warehouse.generate.families.sqlast import and_all, col, compare
 from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.schema.card import TableCard

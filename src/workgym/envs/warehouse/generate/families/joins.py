@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft, additive, total_answer
 from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.draft import Context, Draft, additive, total_answer
 from workgym.envs.warehouse.generate.families.filters import (
     Cond,
     dim_conditions,

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft
+from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.sqlast import col, table
 from workgym.envs.warehouse.generate.phrasing import unit_of
 

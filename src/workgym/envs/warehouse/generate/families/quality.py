@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft
 from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.filters import Cond, dim_conditions, where
 from workgym.envs.warehouse.generate.families.sqlast import (
     and_all,

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft
 from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.filters import Cond, dim_conditions, where
 from workgym.envs.warehouse.generate.families.sqlast import (
     agg,
@@ -31,7 +31,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 )
 from workgym.envs.warehouse.generate.phrasing import join_conditions
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
-from workgym.envs.warehouse.schema.roles import id_like
+from workgym.envs.warehouse.schema.column_roles import id_like
 
 FAMILY = "F2"
 MIN_GROUP_ROWS = 30

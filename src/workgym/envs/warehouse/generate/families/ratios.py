@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft, threshold
 from workgym.envs.warehouse.generate.families.counting import _interleave
+from workgym.envs.warehouse.generate.families.draft import Context, Draft, threshold
 from workgym.envs.warehouse.generate.families.filters import (
     Cond,
     dim_conditions,

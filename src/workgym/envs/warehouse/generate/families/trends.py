@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft
 from workgym.envs.warehouse.generate.families.counting import _interleave, _utc_timestamps
+from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.filters import Cond, dim_conditions, where
 from workgym.envs.warehouse.generate.families.sqlast import (
     agg_if,

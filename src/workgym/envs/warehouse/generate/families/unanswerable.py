@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.base import Context, Draft
+from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.filters import dim_conditions
 from workgym.envs.warehouse.generate.families.sqlast import count_star, lit, table
 from workgym.envs.warehouse.generate.families.trends import _calendar

@@ -19,8 +19,8 @@ from typing import Any
 from sqlglot import exp
 
 from workgym.envs.warehouse.generate.awkward import compare_naive
-from workgym.envs.warehouse.generate.families.base import Draft
-from workgym.envs.warehouse.generate.families.results import (
+from workgym.envs.warehouse.generate.families.draft import Draft
+from workgym.envs.warehouse.generate.families.gold import (
     Rejected,
     answer_of,
     plain,

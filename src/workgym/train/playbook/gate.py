@@ -1,24 +1,151 @@
-"""Steps 6-7 for one iteration: gate A, gate B and bisection of a failing batch.
+"""Steps 6-7, the two gates every change must pass, and the bisection of a failing batch.
 
-Gate A re-runs the source tasks (those the deltas' evidence came from) with the iteration's train
-seeds; gate B draws one fresh dev-gate subset per iteration and runs both arms on it with the
-same seeds. Every attempt is one `gate` event in the log; accepted deltas become active entries
-whose provenance names the gate decision, rejected ones are remembered as negative examples.
+- Gate A: the candidate re-runs the source tasks (those the deltas' evidence came from) with the
+  iteration's train seeds and must not do worse.
+- Gate B: a paired comparison on one fresh dev-gate subset per iteration (same tasks, same seeds,
+  K rollouts each). Accept if reward rises by more than one paired standard error, or holds
+  (>= -delta) while tokens per task fall by at least tau. Reward comes before token savings. A
+  change that raises the primary reward but not the audit reward (flagged successes do not
+  count) is refused.
+- A failing batch of several deltas is bisected, so one bad delta cannot sink good ones.
+
+Every attempt is one `gate` event in the log; accepted deltas become active entries whose
+provenance names the gate decision, rejected ones are remembered as negative examples.
 """
 
 from __future__ import annotations
 
+import math
 import random
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from statistics import fmean
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
 
 from workgym.core.tasks import Task
+from workgym.stats.tests import paired_t_test
 from workgym.train.playbook.deltas import Delta, apply_deltas
-from workgym.train.playbook.gates import GateA, GateB, Group, bisect, gate_a, gate_b
+from workgym.train.playbook.groups import Group
 from workgym.train.playbook.rollouts import Rollouts
 from workgym.train.playbook.scoring import derive_seed
 
 if TYPE_CHECKING:
     from workgym.train.playbook.loop import Trainer
+
+
+class GateA(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    candidate: float
+    baseline: float
+    diff: float
+    n: int
+    reason: str
+
+
+def gate_a(candidate: Sequence[float], baseline: Sequence[float], tolerance: float = 0.0) -> GateA:
+    """Per-task mean rewards on the source tasks, paired by position; not worse (>= -tol)."""
+    if len(candidate) != len(baseline) or not candidate:
+        raise ValueError("gate A needs the same non-empty list of tasks in both arms")
+    cand, base = fmean(candidate), fmean(baseline)
+    diff = cand - base
+    passed = diff >= -tolerance - 1e-12
+    reason = f"source tasks: {cand:.3f} vs {base:.3f} ({diff:+.3f})" + (
+        "" if passed else f", worse than the tolerance {tolerance:g}"
+    )
+    return GateA(
+        passed=passed, candidate=cand, baseline=base, diff=diff, n=len(candidate), reason=reason
+    )
+
+
+class GateB(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    rule: Literal["rise", "hold", "none"]
+    diff: float
+    se: float
+    n: int
+    candidate: float
+    baseline: float
+    tokens_candidate: float
+    tokens_baseline: float
+    token_change: float  # relative: -0.2 means 20% fewer tokens per task
+    audit_diff: float
+    audit_flagged: bool
+    reason: str
+
+
+def gate_b(
+    candidate: Sequence[float],
+    baseline: Sequence[float],
+    *,
+    tokens_candidate: float,
+    tokens_baseline: float,
+    audit_candidate: Sequence[float] | None = None,
+    audit_baseline: Sequence[float] | None = None,
+    hold_delta: float = 0.02,
+    tau: float = 0.10,
+) -> GateB:
+    """The acceptance rule on per-task mean rewards (paired by position); see the module doc."""
+    if len(candidate) != len(baseline) or len(candidate) < 2:
+        raise ValueError("gate B needs at least two paired dev tasks")
+    test = paired_t_test(candidate, baseline, alternative="two-sided")
+    diff, se = test.diff, test.se
+    change = (tokens_candidate - tokens_baseline) / tokens_baseline if tokens_baseline else 0.0
+    rise = diff > 0 and diff > se
+    hold = diff >= -hold_delta and change <= -tau
+    rule: Literal["rise", "hold", "none"] = "rise" if rise else ("hold" if hold else "none")
+    audit_c = audit_candidate if audit_candidate is not None else candidate
+    audit_b = audit_baseline if audit_baseline is not None else baseline
+    audit_diff = fmean(audit_c) - fmean(audit_b)
+    flagged = rule == "rise" and audit_diff <= 0
+    passed = rule != "none" and not flagged
+    if flagged:
+        reason = f"reward rose {diff:+.3f} but the audit reward did not ({audit_diff:+.3f})"
+    elif rule == "rise":
+        reason = f"reward rose {diff:+.3f} > 1 SE ({se:.3f})"
+    elif rule == "hold":
+        reason = f"reward held ({diff:+.3f} >= -{hold_delta:g}) and tokens fell {-change:.0%}"
+    else:
+        reason = (
+            f"reward {diff:+.3f} (SE {se:.3f}) did not rise by more than 1 SE, and tokens "
+            f"changed {change:+.0%} (a hold needs >= -{hold_delta:g} and <= -{tau:.0%})"
+        )
+    return GateB(
+        passed=passed,
+        rule=rule,
+        diff=diff,
+        se=se if math.isfinite(se) else 0.0,
+        n=len(candidate),
+        candidate=fmean(candidate),
+        baseline=fmean(baseline),
+        tokens_candidate=tokens_candidate,
+        tokens_baseline=tokens_baseline,
+        token_change=change,
+        audit_diff=audit_diff,
+        audit_flagged=flagged,
+        reason=reason,
+    )
+
+
+T = TypeVar("T")
+
+
+async def bisect(items: Sequence[T], attempt: Callable[[list[T]], Awaitable[bool]]) -> None:
+    """Try the whole batch; if it fails and holds more than one item, try each half in turn.
+
+    `attempt` gates a batch against the current playbook and, on acceptance, makes it the
+    current one, so the second half is judged on top of an accepted first half.
+    """
+    batch = list(items)
+    if not batch or await attempt(batch) or len(batch) == 1:
+        return
+    mid = (len(batch) + 1) // 2
+    await bisect(batch[:mid], attempt)
+    await bisect(batch[mid:], attempt)
 
 
 class Gatekeeper:

@@ -13,7 +13,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
-from workgym.envs.warehouse.generate.families.base import Draft
+from workgym.envs.warehouse.generate.families.draft import Draft
 from workgym.envs.warehouse.runtime.answers import numbers_equal, round_half_up
 from workgym.verifiers.sql_exec import SqlResult
 

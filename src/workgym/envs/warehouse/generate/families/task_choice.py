@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rich.progress import Progress
 
 from workgym.envs.warehouse.generate.families import FAMILIES, NAMES, Context, Draft
-from workgym.envs.warehouse.generate.families.results import Rejected
+from workgym.envs.warehouse.generate.families.gold import Rejected
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner, check
 
 AWKWARD_SHARE = 0.45  # of a family's tasks, where the family has awkward variants

@@ -19,7 +19,7 @@ from sqlglot import exp
 from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.runtime.answers import AnswerKind
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, SchemaCard, TableCard
-from workgym.envs.warehouse.schema.roles import is_time
+from workgym.envs.warehouse.schema.column_roles import is_time
 from workgym.envs.warehouse.source.typemap import NUMERIC_FAMILIES
 
 MAX_DIM_VALUES = 200  # a dimension used for filters or groups has at most this many values

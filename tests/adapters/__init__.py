@@ -1,0 +1,1 @@
+"""Tests of workgym.adapters; a package so its conftest is `adapters.conftest`, not `conftest`."""
