@@ -61,7 +61,8 @@ __all__ = [
 
 DEFAULT_MAX_NEW_TOKENS = 256
 log = logging.getLogger("workgym.models.hf")
-AUTO_PREFILL = "auto"  # the built-in model's prefill, none for other models
+AUTO_PREFILL = "auto"  # the built-in model's prefill (or the directory's workgym.json), else none
+MODEL_META = "workgym.json"  # beside config.json: the prefill and stop texts a directory declares
 
 
 class TokenGenerator(Protocol):
@@ -207,11 +208,12 @@ class HFModel:
                 f"{self.name}: the tokenizer has no chat template; save one with the model "
                 "(tokenizer.chat_template = ...; tokenizer.save_pretrained(dir))"
             )
+        meta = {} if spec is not None else model_meta(Path(path).expanduser())
         if prefill == AUTO_PREFILL:
-            prefill = spec.prefill if spec is not None else None
+            prefill = spec.prefill if spec is not None else meta.get("prefill")
         self.prefill: str | None = prefill or None
         if stop is None:
-            stop = spec.stop if spec is not None else ()
+            stop = spec.stop if spec is not None else tuple(meta.get("stop", ()))
         self.stop = stop
         if ignores_tools(tokenizer):
             warnings.warn(
@@ -268,6 +270,25 @@ class HFModel:
             completion_token_ids=completion,
             logprobs=logprobs,
         )
+
+
+def model_meta(root: Path) -> dict[str, Any]:
+    """The prefill and stop texts a model directory declares in workgym.json ({} when none).
+
+    A checkpoint trained from a built-in model is a plain directory; without this file it would
+    be played with no prefill and no stop, unlike the model it started from, and a certificate
+    comparing the two would measure the prompt format instead of the training.
+    """
+    path = root / MODEL_META
+    if not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc}); fix or delete it") from exc
+    if not isinstance(meta, dict) or not isinstance(meta.get("prefill", ""), str):
+        raise ConfigError(f"{path}: expected {{'prefill': text, 'stop': [texts]}}")
+    return meta
 
 
 def optional_lib(name: str) -> Any:

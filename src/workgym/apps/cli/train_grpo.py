@@ -25,6 +25,12 @@ def grpo(
     steps: Annotated[int, typer.Option(min=1, help="optimizer steps")] = 20,
     num_generations: Annotated[int, typer.Option(min=2, help="episodes per task (group)")] = 8,
     prompts_per_step: Annotated[int, typer.Option(min=1, help="tasks per step")] = 4,
+    micro_batch: Annotated[
+        int, typer.Option(min=1, help="episodes per forward/backward pass (bounds memory)")
+    ] = 2,
+    gradient_checkpointing: Annotated[
+        bool, typer.Option(help="recompute activations in the backward pass (less memory)")
+    ] = True,
     learning_rate: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-5,
     temperature: Annotated[float, typer.Option(help="sampling temperature")] = 1.0,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="tokens per model turn")] = 128,
@@ -63,6 +69,8 @@ def grpo(
         steps=steps,
         num_generations=num_generations,
         prompts_per_step=prompts_per_step,
+        micro_batch=micro_batch,
+        gradient_checkpointing=gradient_checkpointing,
         learning_rate=learning_rate,
         temperature=temperature,
         max_new_tokens=max_new_tokens,
