@@ -100,10 +100,20 @@ async def demo(root: Path) -> int:
         out = runs / arm.replace("/", "_")
         run = await eval_async(env, arm, split="dev", out=out, options=EvalOptions(limit=limit))
         run.summary().print(console)
+    console.print(f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/")
+    command = workgym_command()
+    if command != "workgym":
+        console.print(
+            f"workgym is installed in {Path(command).parent}, which is not on your PATH: "
+            f"run `source {Path(command).parent / 'activate'}` once per terminal, "
+            "or call it by its path as below",
+            highlight=False,
+        )
+    # soft_wrap: a command wrapped onto two lines fails when pasted
     console.print(
-        f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/; "
-        f"next: workgym summary {runs}/scripted_oracle"
+        f"next: {command} summary {runs}/scripted_oracle", highlight=False, soft_wrap=True
     )
+    console.print(f"      {command} view {runs}/", highlight=False, soft_wrap=True)
     if not check.passed:
         failed = ", ".join(i.name for i in check.items if not i.passed)
         console.print(
@@ -115,6 +125,22 @@ async def demo(root: Path) -> int:
     # task or a verdict that changes between scorings. A probe finding is a reported result.
     core = {"oracle solves every task", "verdicts are deterministic"}
     return 0 if all(i.passed for i in check.items if i.name in core) else 1
+
+
+def workgym_command() -> str:
+    """How to type `workgym` in this terminal: the bare name when it is on PATH and is this
+    installation, else its path (relative to the working directory when it is inside it)."""
+    import shutil
+    import sys
+
+    here = Path(sys.executable).parent / "workgym"
+    found = shutil.which("workgym")
+    if found is not None and Path(found).resolve() == here.resolve():
+        return "workgym"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
 
 
 def main() -> None:
