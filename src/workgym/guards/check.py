@@ -228,9 +228,8 @@ async def _recheck_data(
             update={"checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
         )
         _record(report, out, directory)  # the data changed: the admission changes with it
-    since = f"re-used from {report.checked_at}" if report.checked_at else "re-used"
     shown = [  # said on every re-used line, so no reader takes an old timing for a new run
-        i if i.name == data.name else i.model_copy(update={"detail": f"{i.detail} ({since})"})
+        i if i.name == data.name else i.model_copy(update={"detail": f"{i.detail} (re-used)"})
         for i in report.items
     ]
     return report.model_copy(update={"reused": True, "items": shown})

@@ -197,7 +197,11 @@ def check(
     out.print(f"report: {target / 'check.json'}")
     if not report.passed:
         raise typer.Exit(1)
-    out.print(f"next: workgym eval {env} --model openai/<model> --base-url <url> --split dev")
+    again = "".join(f" --import {m}" for m in imports or [])  # the hint must work when pasted
+    out.print(
+        f"next: workgym eval {env}{again} --model openai/<model> --base-url <url> --split dev",
+        highlight=False,
+    )
 
 
 CommandGroup = Callable[[typer.Typer], None]
