@@ -1,6 +1,7 @@
 """The README and the docs' quick starts run as written, on a copy of a clean checkout.
 
-Every fenced block is labelled: `python` and `shell` blocks run, `text` blocks are shown output.
+Every fenced block is labelled: `python` and `shell` blocks run; `text`, `json` and `toml` blocks
+are shown, not run.
 A block that needs a model endpoint or a long run says so on the line above it with
 `<!-- not-run: why -->` (docs/decisions/0040-first-hour.md). The shell blocks of one document
 run in one bash session, in order and with `set -e`, so `source .venv/bin/activate` carries to
@@ -25,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ["README.md", "docs/warehouse.md", "docs/playbook.md"]
 RUN = {"python", "shell"}
-SHOWN = {"text", "json"}
+SHOWN = {"text", "json", "toml"}
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARK = re.compile(r"^<!-- not-run: (.+?) -->$")
 TRACEBACK = "Traceback (most recent call last)"
