@@ -48,8 +48,8 @@ demo: install-demo
 	$(BIN)/python -m workgym.apps.demo
 
 lint: install-test
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: install-test
 	$(BIN)/mypy src

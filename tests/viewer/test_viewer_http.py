@@ -202,7 +202,7 @@ def test_view_command_binds_localhost_and_prints_the_url(viewer_root: Path) -> N
                 with urllib.request.urlopen(url + "api/tree", timeout=5) as r:
                     assert len(json.loads(r.read())["runs"]) == 2
                 break
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError):  # bound, starting
                 time.sleep(0.1)
         else:
             pytest.fail("viewer did not answer")

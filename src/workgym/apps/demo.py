@@ -130,7 +130,34 @@ async def demo(root: Path) -> int:
         f"underpowered: {gain.underpowered}); certificate: {json_path}"
     )
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/")
+    command = workgym_command()
+    if command != "workgym":
+        console.print(
+            f"workgym is installed in {Path(command).parent}, which is not on your PATH: "
+            f"run `source {Path(command).parent / 'activate'}` once per terminal, "
+            "or call it by its path as below",
+            highlight=False,
+        )
+    # soft_wrap: a command wrapped onto two lines fails when pasted
+    console.print(f"next: {command} view {runs}/", highlight=False, soft_wrap=True)
+    console.print(f"      {command} summary {runs / 'candidate'}", highlight=False, soft_wrap=True)
     return 0
+
+
+def workgym_command() -> str:
+    """How to type `workgym` in this terminal: the bare name when it is on PATH and is this
+    installation, else its path (relative to the working directory when it is inside it)."""
+    import shutil
+    import sys
+
+    here = Path(sys.executable).parent / "workgym"
+    found = shutil.which("workgym")
+    if found is not None and Path(found).resolve() == here.resolve():
+        return "workgym"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
 
 
 def main() -> None:

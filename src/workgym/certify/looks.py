@@ -1,4 +1,5 @@
-"""The looks log: every time anyone opens an environment's test split for a certificate.
+"""The looks log: every time anyone opens an environment's test split (a certificate, or an
+`eval`/`baselines` run on it).
 
 A test split is a held-out sample only for as long as nobody tunes against it. Each certificate
 attempt is a look; ten attempts with a 5% test each have a ~40% chance that one passes by luck.
@@ -14,14 +15,19 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from workgym.certify.schema import LooksRecord
 from workgym.core.errors import ConfigError
 
-LookKind = Literal["certify", "recompute"]
+if TYPE_CHECKING:
+    from workgym.core.environment import Environment
+
+LookKind = Literal["certify", "recompute", "eval", "baselines"]
+"""`certify` attempts are counted in the certificate; `eval` and `baselines` are other runs on
+the test split, logged next to them so that anyone can see how often the split was seen."""
 
 
 class Look(BaseModel):
@@ -83,6 +89,29 @@ def record_look(log: Path, look: Look) -> LooksRecord:
         os.close(fd)
     own = previous + 1 if look.kind == "certify" else previous
     return LooksRecord(log=str(log), attempt=own, previous_attempts=previous)
+
+
+def record_run_look(
+    env: Environment, ref: str, kind: LookKind, model: str, out: str, log: Path | None = None
+) -> Look:
+    """Log an `eval`/`baselines` run that plays the test split (or `all`, which contains it)."""
+    from workgym.certify.certificate import env_record
+
+    items = [(t.id, t.family) for t in env.taskset.split("test")]
+    record = env_record(env, ref, "test", items)
+    look = Look(
+        at=now(),
+        kind=kind,
+        env_id=env.id,
+        env_hash=record.hash,
+        split="test",
+        split_hash=record.split_hash,
+        baseline="",
+        candidate=model,
+        out=out,
+    )
+    record_look(log or default_log(), look)
+    return look
 
 
 def now() -> str:

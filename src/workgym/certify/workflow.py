@@ -1,9 +1,10 @@
 """`workgym certify`, step by step: admission, the look, the runs, the certificate.
 
-Order matters. Admission is checked before the test split is opened, so a refused environment
-costs no look. The look is recorded before any test episode runs, so an attempt abandoned halfway
-still counts. The frozen inputs are fixed before the first episode, and the certificate is built
-only from what the run directories hold.
+Order matters. Admission, the suites (their extras) and the models' endpoints are checked
+before the test split is opened, so a refused environment or a dead endpoint costs no look. The
+look is recorded before any test episode runs, so an attempt abandoned halfway still counts. The
+frozen inputs are fixed before the first episode, and the certificate is built only from what
+the run directories hold.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from workgym.core.errors import ConfigError
 from workgym.core.loading import load
 from workgym.core.version import __version__
 from workgym.run.policy import Policy
+from workgym.run.preflight import models_reachable
 from workgym.run.rundir import RunSpec, read_spec
 
 DEFAULT_SUITES = ("suites/reasoning", "suites/bfcl", "suites/ifeval")
@@ -129,6 +131,15 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
     # read before the look is recorded: a wrong --curve costs no look at the test split
     curve = read_curve(req.curve, out) if req.curve is not None else None
     admission, forced = check_admission(env, force=req.force, directory=req.admission_dir)
+    # preflight, before the look: a missing extra, a typo'd suite or a dead endpoint costs none
+    suite_ids = list(dict.fromkeys([*suite_runs, *req.suites]))
+    suite_envs = {s: _load_suite(s) for s in suite_ids}
+    suite_items = {
+        s: _items(e, suite_runs[s][2] if s in suite_runs else req.suite_limit)
+        for s, e in suite_envs.items()
+    }
+    if pair.given is not None:
+        await models_reachable(*pair.given)
     task_env = env_record(env, ref, TEST, items)
     look = looks.record_look(
         req.looks_log or looks.default_log(),
@@ -151,14 +162,11 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
     limit = len(items)
     await _ensure(env, b_run, c_run, pair, limit, epochs, seed, forced, req)
     sides = [Side(task_env, b_run, c_run, items)]
-    suite_ids = list(dict.fromkeys([*suite_runs, *req.suites]))
     for suite_id in suite_ids:
-        suite_env = _load_suite(suite_id)
+        suite_env, s_items = suite_envs[suite_id], suite_items[suite_id]
         if suite_id in suite_runs:
-            sb, sc, s_n = suite_runs[suite_id]
-            s_items = _items(suite_env, s_n)
+            sb, sc, _ = suite_runs[suite_id]
         else:
-            s_items = _items(suite_env, req.suite_limit)
             sb = out / "runs" / _slug(suite_id) / "baseline"
             sc = out / "runs" / _slug(suite_id) / "candidate"
         await _ensure(suite_env, sb, sc, pair, len(s_items), epochs, seed, forced, req)
@@ -222,7 +230,12 @@ async def _ensure(
 
 def _load_suite(suite_id: str) -> Environment:
     import workgym.envs.suites  # noqa: F401  (registers the built-in suites)
+    from workgym.core.choices import choose
+    from workgym.core.loading import registered
 
+    known = registered()
+    if suite_id not in known and not Path(suite_id).exists():
+        choose("suite", suite_id, [k for k in known if k.startswith("suites/")], "--suites")
     return load(suite_id)
 
 

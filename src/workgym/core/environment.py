@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workgym.core.episode import Episode
 from workgym.core.messages import Message, ToolCall
-from workgym.core.tasks import SplitSpec, Task, TaskSet, canonical_json
+from workgym.core.tasks import SplitSpec, Task, TaskSet, canonical_json, warn_empty_splits
 from workgym.core.tools import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_S, Ctx, Tool, Toolkit
 from workgym.core.verdict import Status, Verdict
 
@@ -126,7 +126,9 @@ class Environment:
 
     @cached_property
     def taskset(self) -> TaskSet:
-        return self.tasks()
+        tasks = self.tasks()
+        warn_empty_splits(self.id or type(self).__name__, tasks)
+        return tasks
 
     @cached_property
     def final_tool(self) -> Tool | None:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from workgym.core.environment import MANIFEST, MANIFEST_FORMAT, Environment
 from workgym.core.errors import ConfigError
 from workgym.core.registry import Registry
+from workgym.core.tasks import warn_empty_splits
 
 IMPORT_HINT = (
     "install the package that defines it, put its folder on PYTHONPATH, "
@@ -124,6 +125,7 @@ def load_dir(path: Path) -> Environment:
     saved = env.saved_tasks()
     if saved is not None and type(env).tasks is not Environment.tasks:
         env.taskset = saved  # what the hash covers, not what tasks() would build today
+        warn_empty_splits(env.id or type(env).__name__, saved)  # as Environment.taskset does
     if env.content_hash() != manifest["content_hash"]:
         raise ConfigError(
             f"{path} changed after it was saved (content hash {env.content_hash()[:12]} != "

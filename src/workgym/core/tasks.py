@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workgym.core.choices import UnknownChoiceError, unknown
 from workgym.core.errors import SealedSplitError
 from workgym.core.messages import Message
 
 Split = Literal["train", "dev", "test"]
 SPLITS: tuple[Split, ...] = ("train", "dev", "test")
 SPLIT_ALGORITHM = "sha256(salt|family)/v1"
+
+
+class EmptySplitWarning(UserWarning):
+    """An environment's tasks leave a split empty: too few families for the split fractions."""
 
 
 def canonical_json(value: Any) -> str:
@@ -129,7 +135,7 @@ class TaskSet:
         if name == "all":
             return list(self._tasks)
         if name not in SPLITS:
-            raise ValueError(f"unknown split {name!r}: use one of train, dev, test, all")
+            raise UnknownChoiceError(unknown("split", name, [*SPLITS, "all"]))
         return [t for t in self._tasks if self.split_of(t) == name]
 
     def families(self) -> list[str]:
@@ -165,7 +171,15 @@ class TaskSet:
 
     @classmethod
     def from_jsonl(cls, path: str | Path, split_spec: SplitSpec | None = None) -> TaskSet:
-        path = Path(path)
+        """Tasks from a JSON-lines file: one object per line with `family`, `prompt`, the hidden
+        `answer`, and optional `id` (a content hash when left out) and `meta`.
+
+        A relative path is read next to the module that calls this when the file is there: an
+        environment's data travels with its code, so `workgym check` works from any directory
+        (docs/decisions/0040-first-hour.md). Otherwise (no such file beside the module, or an
+        interactive session with no calling file) it is relative to the working directory.
+        """
+        path = _beside_caller(Path(path), sys._getframe(1).f_globals.get("__file__"))
         tasks = []
         with path.open(encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
@@ -181,6 +195,40 @@ class TaskSet:
         with Path(path).open("w", encoding="utf-8") as fh:
             for t in self._tasks:
                 fh.write(t.model_dump_json() + "\n")
+
+
+def warn_empty_splits(owner: str, tasks: TaskSet) -> None:
+    """Warn, when an environment's tasks are first built, that a split came out empty.
+
+    Splits are by family, so five families can come out train 21 / dev 0 / test 3 tasks; that
+    is found here, at definition time, rather than by an eval with nothing to run."""
+    if not len(tasks):
+        return
+    counts = tasks.split_record()["tasks"]
+    wanted = tasks.split_spec.model_dump()  # a split given no share (a test-only suite) is fine
+    empty = [s for s in SPLITS if not counts[s] and wanted[s] > 0]
+    if not empty:
+        return
+    import warnings
+
+    shown = " / ".join(f"{s} {counts[s]}" for s in SPLITS)
+    verb = "is" if len(empty) == 1 else "are"
+    warnings.warn(
+        f"{owner}: {len(tasks.families())} families split {shown} tasks, so "
+        f"{' and '.join(empty)} {verb} empty. Splits are by family (60/20/20 of the families): "
+        "use about ten families or more, or pin some with SplitSpec(overrides={FAMILY: 'dev'})",
+        EmptySplitWarning,
+        stacklevel=3,
+    )
+
+
+def _beside_caller(path: Path, caller: str | None) -> Path:
+    """`path` next to the calling module when it is there, else as given (the working
+    directory): a relative path that names no file beside the module keeps its old meaning."""
+    if path.is_absolute() or not caller:
+        return path
+    beside = Path(caller).resolve().parent / path
+    return beside if beside.exists() else path
 
 
 class TrainingTaskSet(TaskSet):

@@ -94,6 +94,7 @@ def require_admitted(
     """
     record = admission_of(env, directory)
     short = env.content_hash()[:12]
+    ref = str(env.root) if env.root is not None else env.id  # what `workgym check` can load
     if record is not None and record.passed:
         return Admission(env_id=env.id, env_hash=env.content_hash(), admitted=True, record=record)
     if record is None:
@@ -102,7 +103,7 @@ def require_admitted(
         why = f"failed admission on {record.checked_at} ({len(record.failures)} failures)"
     if not force:
         raise NotAdmittedError(
-            f"environment {env.id} (hash {short}) {why}: run `workgym check {env.id}` and fix "
+            f"environment {env.id} (hash {short}) {why}: run `workgym check {ref}` and fix "
             "what fails, or pass --force-unadmitted (recorded in the run and the certificate)"
         )
     return Admission(

@@ -196,7 +196,9 @@ async def run_baselines(
             model,
             split=split,
             out=out / name,
-            options=EvalOptions(progress=progress, concurrency=concurrency),
+            options=EvalOptions(
+                progress=progress, concurrency=concurrency, label=f"baseline {name}"
+            ),
         )
         s = run.summary()
         results.append(

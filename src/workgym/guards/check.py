@@ -7,6 +7,12 @@ load must still be the ones the tasks were generated against, every probe must g
 verdict on every family, the constant and enumerating baselines must stay under their
 thresholds, and every split must hold tasks (GUARDS.md, admission gate). The result is recorded
 in admission.json (workgym.guards.admission), which training and certification read.
+
+A check of an unchanged environment is re-used: when `out/check.json` and the admission record
+are of this exact content hash, only the data-files check runs again (it covers what the hash
+leaves out), so an edit-and-check cycle or a second `make demo` costs seconds. The episodes of
+each check go under `out/runs/<hash>/`, so a changed environment starts fresh runs instead of
+colliding with the old ones (docs/decisions/0041-check-reuse.md).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
 NULL_THRESHOLD = 0.05
+CHECK_FILE = "check.json"
 
 
 class CheckItem(BaseModel):
@@ -44,6 +51,8 @@ class CheckReport(BaseModel):
     items: list[CheckItem]
     attack: AttackReport | None = None
     baselines: BaselineReport | None = None
+    checked_at: str = ""
+    reused: bool = False  # this report is an earlier check of the same content hash
 
     @property
     def passed(self) -> bool:
@@ -73,16 +82,23 @@ async def check_async(
     attack: bool = True,
     per_family: int = 2,
     admission_dir: Path | None = None,
+    fresh: bool = False,
 ) -> CheckReport:
     """Run the admission checks into `out`; record the result in `admission_dir` (default: the
-    parent of `out`, i.e. runs/check/admission.json for the CLI's default `--out`)."""
+    parent of `out`, i.e. runs/check/admission.json for the CLI's default `--out`).
+
+    With `fresh=False` an earlier check of this exact environment is re-used (see above)."""
+    directory = admission_dir or out.parent
+    if not fresh and (earlier := reusable(env, out, directory, per_family)) is not None:
+        return await _recheck_data(env, earlier, out, directory, progress)
     items: list[CheckItem] = []
+    runs = out / "runs" / env.content_hash()[:12]
     oracle = await eval_async(
         env,
         "scripted/oracle",
         split="all",
-        out=out / "oracle",
-        options=EvalOptions(progress=progress, concurrency=16),
+        out=runs / "oracle",
+        options=EvalOptions(progress=progress, concurrency=16, label="oracle (every task)"),
     )
     episodes = list(oracle.episodes())
     failed = [e.task_id for e in episodes if not e.success]
@@ -108,7 +124,7 @@ async def check_async(
             failures=unstable[:20],
         )
     )
-    baselines = await run_baselines(env, out, split="all", progress=progress)
+    baselines = await run_baselines(env, runs, split="all", progress=progress)
     null_mean = baselines.result("null").mean_reward
     items.append(
         CheckItem(
@@ -130,25 +146,7 @@ async def check_async(
             failures=[r.name for r in others if not r.passed],
         )
     )
-    if progress:  # digesting large database copies can take minutes (TPC-H): say so
-        from rich.console import Console
-
-        with Console(stderr=True).status("verifying data files against their manifests"):
-            data = await asyncio.to_thread(env.verify_data)
-    else:
-        data = await asyncio.to_thread(env.verify_data)
-    items.append(
-        CheckItem(
-            name="data files match the tasks",
-            passed=not data.problems,
-            detail=(
-                f"{data.checked - len(data.problems)}/{data.checked} files as generated"
-                if data.checked
-                else "no data files beyond the hashed content"
-            ),
-            failures=data.problems[:20],
-        )
-    )
+    items.append(await _data_item(env, progress))
     empty = [s for s in SPLITS if not env.taskset.split(s)]
     items.append(
         CheckItem(
@@ -181,9 +179,77 @@ async def check_async(
         items=items,
         attack=report_attack,
         baselines=baselines,
+        checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    (out / "check.json").write_text(
-        json.dumps(report.model_dump(mode="json") | {"passed": report.passed}, indent=2) + "\n"
-    )
-    record_admission(report.admission_record(), admission_dir or out.parent)
+    return _record(report, out, directory)
+
+
+def _record(report: CheckReport, out: Path, directory: Path) -> CheckReport:
+    out.mkdir(parents=True, exist_ok=True)
+    body = report.model_dump(mode="json", exclude={"reused"}) | {"passed": report.passed}
+    (out / CHECK_FILE).write_text(json.dumps(body, indent=2) + "\n")
+    record_admission(report.admission_record(), directory)
     return report
+
+
+def reusable(
+    env: Environment, out: Path, directory: Path, per_family: int = 2
+) -> CheckReport | None:
+    """The earlier check in `out` when it and its admission record are of this content hash
+    and were complete (the probes ran); None when anything differs or cannot be read."""
+    from workgym.guards.admission import admission_of
+
+    path = out / CHECK_FILE
+    record = admission_of(env, directory)
+    if record is None or not path.exists():
+        return None
+    try:
+        earlier = CheckReport.model_validate_json(path.read_text())
+    except ValueError:
+        return None  # an unreadable old report is simply re-made
+    if earlier.env_hash != env.content_hash() or earlier.attack is None:
+        return None
+    if earlier.attack.per_family != per_family:
+        return None
+    if record.passed != earlier.passed:
+        return None
+    return earlier
+
+
+async def _recheck_data(
+    env: Environment, earlier: CheckReport, out: Path, directory: Path, progress: bool
+) -> CheckReport:
+    """Re-use every check of `earlier` except the data files, which the hash leaves out."""
+    data = await _data_item(env, progress)
+    items = [data if i.name == data.name else i for i in earlier.items]
+    report = earlier.model_copy(update={"items": items})
+    if data != next((i for i in earlier.items if i.name == data.name), None):
+        report = report.model_copy(
+            update={"checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        )
+        _record(report, out, directory)  # the data changed: the admission changes with it
+    shown = [  # said on every re-used line, so no reader takes an old timing for a new run
+        i if i.name == data.name else i.model_copy(update={"detail": f"{i.detail} (re-used)"})
+        for i in report.items
+    ]
+    return report.model_copy(update={"reused": True, "items": shown})
+
+
+async def _data_item(env: Environment, progress: bool) -> CheckItem:
+    if progress:  # digesting large database copies can take minutes (TPC-H): say so
+        from rich.console import Console
+
+        with Console(stderr=True).status("verifying data files against their manifests"):
+            data = await asyncio.to_thread(env.verify_data)
+    else:
+        data = await asyncio.to_thread(env.verify_data)
+    return CheckItem(
+        name="data files match the tasks",
+        passed=not data.problems,
+        detail=(
+            f"{data.checked - len(data.problems)}/{data.checked} files as generated"
+            if data.checked
+            else "no data files beyond the hashed content"
+        ),
+        failures=data.problems[:20],
+    )

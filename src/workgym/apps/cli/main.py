@@ -7,10 +7,11 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from workgym.apps.cli.options import ImportModules, import_modules, load_env
@@ -19,12 +20,17 @@ from workgym.core.loading import registered
 from workgym.core.model import Sampling
 from workgym.core.registry import Registry
 
+if TYPE_CHECKING:
+    from workgym.certify.looks import LookKind
+    from workgym.core.environment import Environment
+
 app = typer.Typer(
     name="workgym",
     help="Reinforcement-learning environments for AI agents, built around one real job.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click help wraps at any width; rich panels cut long text
 )
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -39,6 +45,24 @@ def _fail(message: str) -> NoReturn:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+TEST_SPLITS = ("test", "all")  # splits whose runs see the held-out test tasks
+
+
+def look_at_test(env: Environment, ref: str, kind: LookKind, model: str, out: Path | None) -> None:
+    """Log a run on the test split in the looks log (certify/looks.py), after every preflight
+    check and before the first episode, and say so: a test split stays held out only while
+    nobody tunes against it."""
+    from workgym.certify.looks import default_log, record_run_look
+
+    record_run_look(env, ref, kind, model, str(out or ""))
+    err.print(
+        f"note: this run plays the test split of {env.id}; recorded as a look in "
+        f"{default_log()}, which lists every run that saw it. Tune on --split dev.",
+        highlight=False,
+        markup=False,
+    )
 
 
 @app.command()
@@ -87,6 +111,8 @@ def eval_cmd(
     """Evaluate a model on a split; re-running the same command resumes the run."""
     from workgym.run.executors import Executor, resolve_executor
     from workgym.run.options import EvalOptions
+    from workgym.run.policy import Policy
+    from workgym.run.preflight import models_reachable
     from workgym.run.runner import eval_async
 
     if executor == "asyncio" and (address is not None or workers is not None):
@@ -100,21 +126,23 @@ def eval_cmd(
             _fail(f"no playbook file {playbook}")
         text = playbook.read_text()
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens)
+    environment = load_env(env, imports)
+    environment.taskset.split(split)  # a typo'd split fails here, before anything is spent
+    policy = Policy(model, playbook=text, sampling=sampling, base_url=base_url, api_key=api_key)
+    if split in TEST_SPLITS:
+        asyncio.run(models_reachable(policy))  # a look spent on a dead endpoint is wasted
+        look_at_test(environment, env, "eval", policy.model_name, out_dir)
     run = asyncio.run(
         eval_async(
-            load_env(env, imports),
-            model,
+            environment,
             split=split,
             epochs=epochs,
             out=out_dir,
             options=EvalOptions(
+                policy=policy,
                 concurrency=concurrency,
                 seed=seed,
                 limit=limit,
-                base_url=base_url,
-                api_key=api_key,
-                sampling=sampling,
-                playbook=text,
                 progress=progress,
                 executor=runner,
             ),
@@ -139,26 +167,41 @@ def summary(run: Annotated[Path, typer.Argument(help="run directory")]) -> None:
 def check(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="where the check runs go")] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="re-run every check even if the environment is unchanged"),
+    ] = False,
     progress: bool = True,
     imports: ImportModules = None,
 ) -> None:
     """Model-free self test: the oracle solves every task, verdicts are deterministic, and a
-    policy that answers nothing scores near zero."""
+    policy that answers nothing scores near zero. An unchanged environment re-uses its check."""
     from workgym.guards.check import check_async
 
     environment = load_env(env, imports)
     target = out_dir or Path("runs") / "check" / _slug(environment.id)
-    report = asyncio.run(check_async(environment, target, progress=progress))
+    report = asyncio.run(check_async(environment, target, progress=progress, fresh=fresh))
     table = Table("check", "result", "detail", title=f"workgym check {environment.id}")
     for item in report.items:
         mark = "[green]pass[/]" if item.passed else "[red]FAIL[/]"
         detail = item.detail + (f" (e.g. {', '.join(item.failures[:3])})" if item.failures else "")
-        table.add_row(item.name, mark, detail)
+        table.add_row(escape(item.name), mark, escape(detail))
     out.print(table)
+    if report.reused:
+        out.print(
+            f"re-used the check of {report.checked_at or 'an earlier run'}: the environment is "
+            f"unchanged (content hash {report.env_hash[:12]}); data files verified again; "
+            "--fresh re-runs everything",
+            highlight=False,
+        )
     out.print(f"report: {target / 'check.json'}")
     if not report.passed:
         raise typer.Exit(1)
-    out.print(f"next: workgym eval {env} --model openai/<model> --base-url <url> --split dev")
+    again = "".join(f" --import {m}" for m in imports or [])  # the hint must work when pasted
+    out.print(
+        f"next: workgym eval {env}{again} --model openai/<model> --base-url <url> --split dev",
+        highlight=False,
+    )
 
 
 CommandGroup = Callable[[typer.Typer], None]
@@ -172,19 +215,29 @@ COMMANDS: Registry[CommandGroup] = Registry("command group", "workgym.commands")
 def _register_feature_commands() -> None:
     stale = COMMANDS.stale_install()
     if stale:
-        err.print(f"[yellow]warning:[/] {stale}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(stale)}", highlight=False)
     for name in COMMANDS.names():
         try:
             COMMANDS.load(name)(app)
         except ConfigError as exc:  # one broken plugin must not take the other commands down
-            err.print(f"[yellow]warning:[/] {exc}", highlight=False)
+            err.print(f"[yellow]warning:[/] {escape(str(exc))}", highlight=False)
 
 
 _register_feature_commands()
 
 
+def _warning_line(
+    message: Warning | str, category: type[Warning], *_: object, **__: object
+) -> None:
+    """Warnings as one line on stderr, without the source line Python shows by default."""
+    err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
+
+
 def main() -> None:
     """Entry point: user mistakes become one-line errors that say what to do."""
+    import warnings
+
+    warnings.showwarning = _warning_line
     try:
         app()
     except ConfigError as exc:
@@ -192,5 +245,16 @@ def main() -> None:
     except ModelError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        err.print("interrupted: re-run the same command to resume")
-        sys.exit(130)
+        _interrupted()
+    except SystemExit as exc:
+        # typer turns Ctrl-C into a silent exit 130 (Exit(130) raised from the interrupt)
+        if exc.code == 130 and isinstance(
+            getattr(exc.__context__, "__cause__", None), KeyboardInterrupt
+        ):
+            _interrupted()
+        raise
+
+
+def _interrupted() -> NoReturn:
+    err.print("interrupted (Ctrl-C): what finished is on disk; re-run the same command to resume")
+    sys.exit(130)

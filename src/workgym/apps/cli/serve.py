@@ -58,8 +58,11 @@ def serve_cmd(
         err.print(f"workgym: MCP server of {environment.id} on stdio", highlight=False)
         asyncio.run(serve_stdio(environment, allow_test=allow_test, out=out))
         return
+    from workgym.apps.cli.ports import bound_port, claim
     from workgym.apps.serve.server import new_token, serve
 
+    with claim(host, port) as sock:  # a busy port fails here, before the URL is printed
+        port = bound_port(sock)  # released just before the server binds it again
     secret = token or new_token()
     if protocol not in ("workgym", "openenv"):
         raise typer.BadParameter(f"--protocol {protocol!r}: use workgym or openenv")

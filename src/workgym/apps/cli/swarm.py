@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _diff(p: Paired | None, fmt: str) -> str:
 def render(comp: Comparison, console: Console) -> None:
     """The comparison as tables (also used by bench/swarm_real.py)."""
     for note in comp.notes[:1] if comp.scripted else []:
-        console.print(f"[bold yellow]note:[/] {note}", highlight=False)
+        console.print(f"[bold yellow]note:[/] {escape(note)}", highlight=False)
     runs = Table(title=f"{comp.env_id}: {comp.items} items in {comp.families} families")
     for col in ("run", "model", "reward (95% CI)", "tokens/task (95% CI)", "tokens by role"):
         runs.add_column(col)
@@ -53,6 +54,13 @@ def render(comp: Comparison, console: Console) -> None:
             roles,
         )
     console.print(runs)
+    console.print(
+        "reward as in certificates: errors, limit hits, verifier errors and flagged successes "
+        "not yet accepted count 0 (`workgym summary` shows the raw mean; `workgym review RUN` "
+        "accepts false alarms)",
+        highlight=False,
+        markup=False,
+    )
     matched = Table(title="at matched cost (reward) and matched reward (tokens), vs the baseline")
     for col in ("run", "matched", "against", "difference (95% CI)"):
         matched.add_column(col)
@@ -72,7 +80,7 @@ def render(comp: Comparison, console: Console) -> None:
         )
     console.print(pairs)
     for note in comp.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
 
 
 def _slug(text: str) -> str:
@@ -106,7 +114,7 @@ def compare_cmd(
     try:
         comp = compare(runs, baseline=baseline or [], tolerance=tolerance, margin=margin)
     except ConfigError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     target = out_dir or Path("runs") / "compare" / _slug("-vs-".join(r.label for r in comp.runs))
     target.mkdir(parents=True, exist_ok=True)

@@ -10,14 +10,6 @@ import typer
 from workgym.apps.cli.options import ImportModules, import_modules
 
 
-def _free_port(host: str) -> int:
-    import socket
-
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
 def view(
     path: Annotated[Path, typer.Argument(help="folder with runs, environments, playbooks")],
     host: Annotated[
@@ -31,6 +23,7 @@ def view(
     import uvicorn
     from rich.console import Console
 
+    from workgym.apps.cli.ports import bound_port, claim
     from workgym.apps.viewer.app import create_app
     from workgym.core.errors import ConfigError
 
@@ -40,8 +33,8 @@ def view(
     local = host in ("127.0.0.1", "localhost", "::1")
     allowed = {"127.0.0.1", "localhost", "::1"} if local else None
     app = create_app(path, allowed_hosts=allowed)
-    if port == 0:
-        port = _free_port(host)
+    sock = claim(host, port)  # a busy port fails here, before a URL is printed
+    port = bound_port(sock)
     shown = f"[{host}]" if ":" in host else host
     console = Console(soft_wrap=True)
     console.print(f"workgym viewer for {path.resolve()}")
@@ -49,7 +42,7 @@ def view(
     if not local:
         console.print(f"[yellow]warning:[/] bound to {host}: anyone who can reach it sees the runs")
     console.print("stop: Ctrl+C")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 def register(app: typer.Typer) -> None:

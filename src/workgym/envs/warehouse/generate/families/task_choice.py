@@ -139,6 +139,15 @@ class _Pool:
         return len(self.kept) - before
 
     def _sync(self) -> None:
+        if self.bar is not None and len(self.kept) != self.report.quota:
+            # a family that fell short, or took up another's share, ends at kept/kept with the
+            # quota in its label, never at 38/40 or 42/40
+            self.bar.update(
+                self.task,
+                total=len(self.kept),
+                completed=len(self.kept),
+                description=f"{self.code} {NAMES[self.code]} (quota {self.report.quota})",
+            )
         self.report.kept = len(self.kept)
         self.report.awkward = sum(1 for c in self.kept if c.awkward)
         self.report.rejected = dict(self.rejected.most_common())
