@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from workgym.core.environment import Environment
 from workgym.core.tasks import SPLITS
 from workgym.core.version import __version__
+from workgym.guards import hooks
 from workgym.guards.admission import AdmissionRecord, record_admission
 from workgym.guards.attack import attack_async
 from workgym.guards.attack_report import AttackReport
@@ -44,6 +45,8 @@ class CheckReport(BaseModel):
     items: list[CheckItem]
     attack: AttackReport | None = None
     baselines: BaselineReport | None = None
+    thresholds: dict[str, float] = Field(default_factory=dict)  # set by the environment
+    threshold_reason: str = ""
 
     @property
     def passed(self) -> bool:
@@ -62,6 +65,8 @@ class CheckReport(BaseModel):
             workgym_version=__version__,
             checks={i.name: i.passed for i in self.items},
             failures=failures[:50],
+            thresholds=self.thresholds,
+            threshold_reason=self.threshold_reason,
         )
 
 
@@ -118,6 +123,8 @@ async def check_async(
         )
     )
     others = [r for r in baselines.results if r.name != "null"]
+    own = hooks.baseline_thresholds(env)
+    reason = hooks.threshold_reason(env) or "no reason given"
     items.append(
         CheckItem(
             name="baselines stay at or below their thresholds",
@@ -126,7 +133,8 @@ async def check_async(
                 f"{r.name} {r.mean_reward:.3f}"
                 + (f" (<= {r.threshold})" if r.threshold is not None else " (reported)")
                 for r in others
-            ),
+            )
+            + (f"; set by the environment: {own} because {reason}" if own else ""),
             failures=[r.name for r in others if not r.passed],
         )
     )
@@ -158,6 +166,16 @@ async def check_async(
             failures=empty,
         )
     )
+    quality = await asyncio.to_thread(env.quality_check)
+    if quality is not None:
+        items.append(
+            CheckItem(
+                name=quality.name,
+                passed=quality.passed,
+                detail=quality.detail,
+                failures=list(quality.failures)[:20],
+            )
+        )
     report_attack = None
     if attack:
         report_attack = await attack_async(env, per_family=per_family, progress=progress)
@@ -181,6 +199,8 @@ async def check_async(
         items=items,
         attack=report_attack,
         baselines=baselines,
+        thresholds=own,
+        threshold_reason=hooks.threshold_reason(env) if own else "",
     )
     (out / "check.json").write_text(
         json.dumps(report.model_dump(mode="json") | {"passed": report.passed}, indent=2) + "\n"
