@@ -229,3 +229,19 @@ def test_small_store_gives_fewer_valid_tasks_with_a_clear_shortfall(tmp_path: Pa
     assert env.id == "shops/small"
     card = SchemaCard.load(out)
     assert card.table("invoices").column("issued_at").encoding == "iso_text"
+
+
+def test_investigate_without_a_time_axis_fails_loudly(tmp_path: Path) -> None:
+    db = _star(
+        tmp_path / "timeless.duckdb",
+        "CREATE TABLE stock AS SELECT i AS sku, (['a', 'b', 'c'])[1 + i % 3] AS bin, "
+        "i * 3 % 17 AS units FROM range(1, 3001) t(i);",
+    )
+    result = CliRunner().invoke(
+        app,
+        ["investigate", "--db", f"duckdb://{db}", "--model", "scripted/investigator",
+         "--out", str(tmp_path / "findings")],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "no investigation possible" in result.output
+    assert "no timestamp or date column" in result.output
