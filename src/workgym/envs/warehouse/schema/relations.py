@@ -31,7 +31,7 @@ import duckdb
 
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_time, singular
-from workgym.envs.warehouse.source.duck import qi
+from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import SnapshotManifest
 
 FK_FAMILIES = frozenset({"integer", "string", "uuid"})
@@ -100,6 +100,8 @@ def _best_reference(
     for ref, key in candidates:
         if key.family != col.family or col.distinct_count * MIN_COVERAGE > key.distinct_count:
             continue
+        if not named and not _top_values_found(con, col, ref, key):
+            continue  # a cheap look-up of the column's top values before a full coverage scan
         cov = _coverage(con, table.name, [col.name], ref.name, [key.name])
         if cov[0] < MIN_COVERAGE:
             continue
@@ -112,6 +114,22 @@ def _best_reference(
         card = _fk_card(table.name, [col.name], ref.name, [key.name], evidence, cov)
         found.append((-cov[0], ref.name, card))
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def _top_values_found(
+    con: duckdb.DuckDBPyConnection, col: ColumnCard, ref: TableCard, key: ColumnCard
+) -> bool:
+    """Whether most of the column's most frequent values are keys of `ref` (needed, though not
+    sufficient, for 80% coverage of its values)."""
+    values = [v.value for v in col.top_values if v.value is not None]
+    if not values:
+        return True
+    listed = ", ".join(ql(str(v)) if isinstance(v, str) else str(v) for v in values)
+    row = con.execute(
+        f"SELECT count(DISTINCT {qi(key.name)}) FROM {qi(ref.name)} "
+        f"WHERE {qi(key.name)} IN ({listed})"
+    ).fetchone()
+    return row is not None and int(row[0]) >= MIN_COVERAGE * len(values) - 1
 
 
 def _coverage(
