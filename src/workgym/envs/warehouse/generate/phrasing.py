@@ -89,7 +89,9 @@ ABBREVIATIONS = {
     "tail number", "faa": "FAA code", "acctbal": "account balance", "mfgr": "manufacturer",
     "mktsegment": "market segment", "shipinstruct": "shipping instructions", "pct": "percent",
     "avg": "average", "cnt": "count", "id": "id", "dt": "date", "ts": "timestamp",
-    "cust": "customer", "addr": "address", "desc_": "description",
+    "cust": "customer", "addr": "address", "desc_": "description", "ext": "extended",
+    "moy": "month of year", "dom": "day of month", "qoy": "quarter of year", "inc": "including",
+    "cdemo": "customer demographics", "hdemo": "household demographics",
 }  # fmt: skip
 # Glued words (TPC-H style) split into known parts; longest parts first.
 WORD_PARTS = (
@@ -158,6 +160,8 @@ def words_for(table: TableCard, column: str) -> str:
     """The identifier of a column as words, without the table-wide prefix; an ambiguous
     abbreviation is expanded only when the rest of the identifier supports it, else kept."""
     parts = split_identifier(stem(table, column))
+    if len(parts) > 1 and parts[-1] == "sk":
+        parts = parts[:-1]  # a surrogate key reads as what it refers to: "sold date", "item"
     out = []
     for i, p in enumerate(parts):
         context = CONTEXT.get(p)

@@ -177,7 +177,8 @@ def threshold(col: ColumnCard, quantile: str) -> int | float | None:
 NOT_ADDITIVE = (
     "lat", "lon", "lng", "latitude", "longitude", "alt", "altitude", "temp", "temperature",
     "dewp", "dew", "humid", "humidity", "pressure", "dir", "direction", "visib", "visibility",
-    "speed", "year", "rate", "ratio", "pct", "percent", "tz",
+    "speed", "year", "rate", "ratio", "pct", "percent", "tz", "offset", "gmt", "seq", "dom",
+    "moy", "qoy", "dow",
 )  # fmt: skip
 
 
