@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workgym.apps.cli.main import app
-from workgym.core.model import ConfigError
+from workgym.core.errors import ConfigError
 from workgym.core.tasks import TaskSet
 from workgym.envs.warehouse.generate.lint import Linter, lint_tasks
 from workgym.envs.warehouse.generate.phrasing import words_for
