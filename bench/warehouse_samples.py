@@ -14,19 +14,21 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from decimal import Decimal
 from pathlib import Path
 
 from workgym.core.tasks import TaskSet
 from workgym.verifiers.sql_exec import execute_sql
 
 
-def _agrees(answer: dict[str, object], rows: list[tuple[object, ...]]) -> str:
+def _agrees(answer: dict[str, object], rows: list[tuple[object, ...]], decimals: int) -> str:
     kind = answer.get("kind")
     if kind in ("integer", "number") and len(rows) == 1:
         got = rows[0][0]
         want = answer.get("value")
-        if isinstance(got, int | float) and isinstance(want, int | float):
-            return "yes" if round(float(got), 2) == round(float(want), 2) else f"NO ({got})"
+        if isinstance(got, int | float | Decimal) and isinstance(want, int | float):
+            same = round(float(got), decimals) == round(float(want), decimals)
+            return "yes" if same else f"NO ({got})"
     if kind in ("keys", "top_k"):
         got_keys = [str(r[0]) for r in rows]
         want_keys = [str(v) for v in answer.get("values", [])]  # type: ignore[attr-defined]
@@ -57,7 +59,9 @@ def main() -> None:
             shown = result.rows if result.ok else result.error
             print(f"re-run: {shown!s:.400}\n")
             print(f"stored answer: `{json.dumps(task.answer, default=str)[:300]}`; ", end="")
-            print(f"agrees: {_agrees(task.answer, list(result.rows) if result.ok else [])}\n")
+            decimals = int(meta.get("answer_spec", {}).get("decimals") or 0)
+            rows = list(result.rows) if result.ok else []
+            print(f"agrees: {_agrees(task.answer, rows, decimals)}\n")
         else:
             print(f"stored answer: `{json.dumps(task.answer, default=str)[:300]}`\n")
         if meta.get("check_sql"):
