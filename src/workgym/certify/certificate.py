@@ -102,6 +102,11 @@ def check_admission(
     record = found.record
     if found.admitted and record is not None:
         detail = f"`workgym check` passed on {record.checked_at} ({where})"
+        if record.thresholds:
+            detail += (
+                f"; baseline thresholds set by the environment: {record.thresholds} because "
+                f"{record.threshold_reason or 'no reason given'}"
+            )
     elif record is None:
         detail = f"no admission record for hash {env.content_hash()[:12]} in {where}"
     else:

@@ -45,6 +45,16 @@ class DataCheck(BaseModel):
     problems: list[str] = []
 
 
+class QualityCheck(BaseModel):
+    """What `Environment.quality_check` found: a named rule set over the tasks, whether the
+    environment passes it, a one-line detail, and a few offending task ids."""
+
+    name: str
+    passed: bool
+    detail: str
+    failures: list[str] = []
+
+
 class Environment:
     """Subclass this. Class attributes describe the environment; methods build its parts."""
 
@@ -100,6 +110,11 @@ class Environment:
         a file changed after generation fails admission instead of silently changing rewards.
         The default has nothing to check."""
         return DataCheck()
+
+    def quality_check(self) -> QualityCheck | None:
+        """An environment's own lint of its tasks (the warehouse's task-quality rules), which
+        `workgym check` adds to admission. The default has none."""
+        return None
 
     def data_hash(self) -> str:
         """Hash of data the tools read besides the tasks (a snapshot); part of the identity."""

@@ -38,6 +38,9 @@ class AdmissionRecord(BaseModel):
     workgym_version: str
     checks: dict[str, bool]
     failures: list[str] = Field(default_factory=list)
+    # Baseline ceilings the environment set instead of the defaults, and its reason.
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    threshold_reason: str = ""
 
 
 class Admission(BaseModel):

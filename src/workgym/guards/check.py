@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from workgym.core.environment import Environment
 from workgym.core.tasks import SPLITS
 from workgym.core.version import __version__
+from workgym.guards import hooks
 from workgym.guards.admission import AdmissionRecord, record_admission
 from workgym.guards.attack import attack_async
 from workgym.guards.attack_report import AttackReport
@@ -53,6 +54,8 @@ class CheckReport(BaseModel):
     baselines: BaselineReport | None = None
     checked_at: str = ""
     reused: bool = False  # this report is an earlier check of the same content hash
+    thresholds: dict[str, float] = Field(default_factory=dict)  # set by the environment
+    threshold_reason: str = ""
 
     @property
     def passed(self) -> bool:
@@ -71,6 +74,8 @@ class CheckReport(BaseModel):
             workgym_version=__version__,
             checks={i.name: i.passed for i in self.items},
             failures=failures[:50],
+            thresholds=self.thresholds,
+            threshold_reason=self.threshold_reason,
         )
 
 
@@ -134,6 +139,8 @@ async def check_async(
         )
     )
     others = [r for r in baselines.results if r.name != "null"]
+    own = hooks.baseline_thresholds(env)
+    reason = hooks.threshold_reason(env) or "no reason given"
     items.append(
         CheckItem(
             name="baselines stay at or below their thresholds",
@@ -142,7 +149,8 @@ async def check_async(
                 f"{r.name} {r.mean_reward:.3f}"
                 + (f" (<= {r.threshold})" if r.threshold is not None else " (reported)")
                 for r in others
-            ),
+            )
+            + (f"; set by the environment: {own} because {reason}" if own else ""),
             failures=[r.name for r in others if not r.passed],
         )
     )
@@ -156,6 +164,16 @@ async def check_async(
             failures=empty,
         )
     )
+    quality = await asyncio.to_thread(env.quality_check)
+    if quality is not None:
+        items.append(
+            CheckItem(
+                name=quality.name,
+                passed=quality.passed,
+                detail=quality.detail,
+                failures=list(quality.failures)[:20],
+            )
+        )
     report_attack = None
     if attack:
         report_attack = await attack_async(env, per_family=per_family, progress=progress)
@@ -180,6 +198,8 @@ async def check_async(
         attack=report_attack,
         baselines=baselines,
         checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        thresholds=own,
+        threshold_reason=hooks.threshold_reason(env) if own else "",
     )
     return _record(report, out, directory)
 

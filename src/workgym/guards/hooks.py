@@ -39,6 +39,14 @@ class BaselineThresholds(Protocol):
 
 
 @runtime_checkable
+class ThresholdReason(Protocol):
+    """Why the environment's baseline ceilings differ from the defaults: recorded in the
+    admission record and shown in the certificate, so a changed ceiling is never silent."""
+
+    threshold_reason: str
+
+
+@runtime_checkable
 class Submits(Protocol):
     """An environment that says how an arbitrary answer is submitted (its final tool takes
     several arguments, or the answer needs reads first)."""
@@ -94,6 +102,13 @@ def baseline_thresholds(env: Environment) -> dict[str, float]:
     if satisfies(env, BaselineThresholds):
         return dict(cast(BaselineThresholds, env).baseline_thresholds)
     return {}
+
+
+def threshold_reason(env: Environment) -> str:
+    """The environment's reason for its own baseline ceilings; empty by default."""
+    if satisfies(env, ThresholdReason):
+        return str(cast(ThresholdReason, env).threshold_reason)
+    return ""
 
 
 def submit(env: Environment, task: Task, answer: Any, text: str = "") -> list[Message]:

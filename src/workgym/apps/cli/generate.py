@@ -55,12 +55,34 @@ def warehouse(
     investigations: Annotated[
         bool, typer.Option(help="plant causes for F9 investigation tasks")
     ] = True,
+    env_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id", help="environment id (default: warehouse/<source name>, e.g. warehouse/tpcds)"
+        ),
+    ] = None,
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(help="baseline ceiling for this environment, NAME=VALUE (e.g. constant=0.15)"),
+    ] = None,
+    threshold_reason: Annotated[
+        str, typer.Option(help="why the ceilings differ (required with --threshold)")
+    ] = "",
     progress: bool = True,
 ) -> None:
     """Snapshot a warehouse read-only and generate an environment of SQL tasks from it."""
     from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
 
     names = [n.strip() for t in tables or [] for n in t.split(",") if n.strip()] or None
+    ceilings: dict[str, float] = {}
+    for item in threshold or []:
+        name, _, value = item.partition("=")
+        try:
+            ceilings[name.strip()] = float(value)
+        except ValueError:
+            raise typer.BadParameter(
+                f"{item!r}: write NAME=VALUE, e.g. constant=0.15", param_hint="--threshold"
+            ) from None
     options = GenerateOptions(
         db=db,
         out=out,
@@ -72,6 +94,9 @@ def warehouse(
         query_budget=query_budget,
         suites=suites,
         investigations=investigations,
+        env_id=env_id,
+        thresholds=ceilings,
+        threshold_reason=threshold_reason,
     )
     report = generate(options, progress=progress)
     console = Console(soft_wrap=True)
@@ -84,6 +109,9 @@ def warehouse(
         "F9 investigation", str(inv.get("tasks", 0)), "-", "-", str(inv.get("status", ""))
     )
     console.print(table)
+    short = [line for line in report.skipped if "below its quota" in line]
+    for line in short:
+        console.print(f"[yellow]warning[/yellow] {line}", highlight=False)
     share = report.awkward.get("share", 0.0)
     console.print(
         f"{report.tasks} tasks, {share:.0%} awkward; splits "
@@ -93,6 +121,12 @@ def warehouse(
         k for k, v in report.checks.items() if isinstance(v, dict) and v.get("passed") is False
     ]
     console.print("leakage checks: " + ("all passed" if not failed else f"FAILED {failed}"))
+    if report.lint is not None:
+        bad = report.lint.failing
+        console.print(
+            "task lint: " + report.lint.summary() + (f"; OVER 2%: {bad}" if bad else ""),
+            highlight=False,
+        )
     if report.skipped:
         console.print(f"skipped ({len(report.skipped)}):")
         for line in report.skipped[:15]:

@@ -76,6 +76,17 @@ def register(app: typer.Typer) -> None:
         except SourceError as exc:
             raise ConfigError(str(exc)) from exc
         out = Console(soft_wrap=True)
+        if not report.findings:
+            # Nothing to investigate is a failure the user must see, not "0 of 0 verified".
+            why = "; ".join(report.skipped) or "no metric moved enough to raise an alert"
+            out.print(f"no investigation possible on {report.source}: {why}", highlight=False)
+            out.print(
+                "an investigation needs a fact table of 1000+ rows with a time axis (a date or "
+                "timestamp column, ISO dates in text, or a key into a date dimension) spanning "
+                "10+ days and a column of 2-120 values to slice by",
+                highlight=False,
+            )
+            raise typer.Exit(1)
         table = Table("alert", "claim", "evidence", title=f"findings on {report.source}")
         for f in report.findings:
             claim = (f.claim or {}).get("cause_type") or f"none ({f.problem})"

@@ -89,7 +89,9 @@ ABBREVIATIONS = {
     "tail number", "faa": "FAA code", "acctbal": "account balance", "mfgr": "manufacturer",
     "mktsegment": "market segment", "shipinstruct": "shipping instructions", "pct": "percent",
     "avg": "average", "cnt": "count", "id": "id", "dt": "date", "ts": "timestamp",
-    "cust": "customer", "addr": "address", "desc_": "description",
+    "cust": "customer", "addr": "address", "desc_": "description", "ext": "extended",
+    "moy": "month of year", "dom": "day of month", "qoy": "quarter of year", "inc": "including",
+    "cdemo": "customer demographics", "hdemo": "household demographics",
 }  # fmt: skip
 # Glued words (TPC-H style) split into known parts; longest parts first.
 WORD_PARTS = (
@@ -141,10 +143,33 @@ def _unglue(word: str) -> list[str]:
     return [word]
 
 
+# Abbreviations with more than one reading (cd_dep_count counts dependents, not departures):
+# expanded only when a neighbouring word of the identifier supports the reading.
+CONTEXT: dict[str, frozenset[str]] = {
+    "dep": frozenset({"time", "delay", "airport", "sched", "scheduled", "dest"}),
+    "arr": frozenset({"time", "delay", "airport", "sched", "scheduled"}),
+    "dir": frozenset({"wind"}),
+    "temp": frozenset(),  # "temp" alone reads as temperature (weather), kept where no other word
+    "alt": frozenset(),
+    "dst": frozenset(),
+    "no": frozenset({"flight", "order", "invoice", "line", "ticket", "phone"}),
+}
+
+
 def words_for(table: TableCard, column: str) -> str:
-    """The identifier of a column as words, without the table-wide prefix."""
+    """The identifier of a column as words, without the table-wide prefix; an ambiguous
+    abbreviation is expanded only when the rest of the identifier supports it, else kept."""
     parts = split_identifier(stem(table, column))
-    out = [ABBREVIATIONS.get(p, p) for p in parts]
+    if len(parts) > 1 and parts[-1] == "sk":
+        parts = parts[:-1]  # a surrogate key reads as what it refers to: "sold date", "item"
+    out = []
+    for i, p in enumerate(parts):
+        context = CONTEXT.get(p)
+        neighbours = set(parts[:i] + parts[i + 1 :])
+        if context is not None and neighbours and not neighbours & context:
+            out.append(p)  # unsure: keep the column's own word
+        else:
+            out.append(ABBREVIATIONS.get(p, p))
     return " ".join(out) if out else column
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from workgym.envs.warehouse.generate.awkward import census
 from workgym.envs.warehouse.generate.families import NAMES, Context
 from workgym.envs.warehouse.generate.families.task_choice import FamilyReport, select_tasks
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner
+from workgym.envs.warehouse.generate.lint import Linter, LintReport, lint_tasks
 from workgym.envs.warehouse.generate.phrasing import (
     Lexicon,
     answer_instruction,
@@ -72,6 +74,9 @@ class GenerateOptions(BaseModel):
     query_budget: int = 30
     suites: bool = True
     investigations: bool = True  # F9, when workgym.envs.warehouse.investigate offers it
+    env_id: str | None = None  # default: derived from the source (`warehouse/tpcds`)
+    thresholds: dict[str, float] = Field(default_factory=dict)  # baseline ceilings ...
+    threshold_reason: str = ""  # ... and why: required with them, shown in admission
 
 
 class GenerationReport(BaseModel):
@@ -88,6 +93,7 @@ class GenerationReport(BaseModel):
     investigations: dict[str, Any] = Field(default_factory=dict)
     suites: dict[str, Any] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
+    lint: LintReport | None = None
 
     def counts(self) -> dict[str, int]:
         out = {f.family: f.kept for f in self.families}
@@ -115,6 +121,7 @@ def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationRe
     """Generate the environment directory `options.out`; return (and write) the report."""
     if options.tasks < 10:
         raise ConfigError(f"--tasks {options.tasks} is too few; ask for at least 10")
+    check_identity(options)
     out = Path(options.out)
     if (out / "snapshot.duckdb").exists() and not (out / CONFIG_FILE).exists():
         raise ConfigError(
@@ -154,13 +161,24 @@ def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationRe
         drafted = [d for d in drafted if answer_leak(d) is None]
         skipped = list(manifest.issues) + ctx.skipped
         skipped += [f"{d.meta['family']}: answer appears in the question ({d.id})" for d in leaks]
+        linter = Linter(card)
+        flagged = [(d, linter.rules(d)) for d in drafted]
+        drafted = [d for d, rules in flagged if not rules]
+        skipped += [
+            f"{d.meta['family']}: dropped by the task lint ({', '.join(r)}) ({d.id})"
+            for d, r in flagged
+            if r
+        ]
         t0 = time.perf_counter()
         investigations, inv_info = _investigations(investigate, out, card, rng, n9)
         timings["investigations"] = time.perf_counter() - t0
+        if inv_info.get("warning"):
+            skipped.append(str(inv_info["warning"]))
         t0 = time.perf_counter()
         tasks, suite_info = _suites(drafted, out, manifest.digest(), options, bar)
         timings["suites"] = time.perf_counter() - t0
     tasks += investigations
+    lint = lint_tasks(tasks, card)
     record = plan_splits(tasks, options.seed)
     taskset = TaskSet(tasks, record.spec())
     _write(out, taskset, options, manifest.source)
@@ -180,10 +198,44 @@ def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationRe
         skipped=skipped,
         investigations=inv_info,
         suites=suite_info,
+        lint=lint,
         timings_s={k: round(v, 2) for k, v in timings.items()},
     )
     (out / REPORT_FILE).write_text(report.model_dump_json(indent=2) + "\n")
     return report
+
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)*$")
+
+
+def default_id(db: str) -> str:
+    """`warehouse/<name>` from the source: the file's stem, the built-in's or database's name
+    (duckdb:///data/tpcds.duckdb -> warehouse/tpcds, builtin:tpch?sf=1 -> warehouse/tpch)."""
+    rest = db.split("?", 1)[0].rstrip("/")
+    if rest.startswith("builtin:"):
+        name = rest[len("builtin:") :]
+    else:
+        name = Path(rest.rpartition("/")[2]).stem or "source"
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._-") or "source"
+    return f"warehouse/{name}"
+
+
+def check_identity(options: GenerateOptions) -> None:
+    """A clear error for a malformed --id, or thresholds without the reason they need."""
+    from workgym.guards.baselines import BASELINES
+
+    if options.env_id is not None and not _ID.match(options.env_id):
+        raise ConfigError(
+            f"--id {options.env_id!r} is not an id: use letters, digits, '_', '.', '-' in "
+            "parts separated by '/', e.g. warehouse/sales"
+        )
+    unknown = sorted(set(options.thresholds) - set(BASELINES))
+    if unknown:
+        raise ConfigError(f"--threshold for unknown baseline(s) {unknown}: use {BASELINES}")
+    if options.thresholds and not options.threshold_reason.strip():
+        raise ConfigError(
+            "--threshold needs --threshold-reason: say why this warehouse needs another ceiling"
+        )
 
 
 def _json(value: Any) -> str:
@@ -198,7 +250,7 @@ def _investigate_module() -> Any:
         module = importlib.import_module("workgym.envs.warehouse.investigate.build")
     except ImportError:
         return None
-    return module if hasattr(module, "build_investigation_tasks") else None
+    return module if hasattr(module, "build_investigations") else None
 
 
 def _phrase(chosen: list[Checked], rng: random.Random) -> list[Task]:
@@ -247,6 +299,8 @@ def _phrase(chosen: list[Checked], rng: random.Random) -> list[Task]:
         }
         if d.declared:
             meta["declared_values"] = d.declared
+        if d.check_sql is not None:
+            meta["check_sql"] = d.check_sql.sql(dialect="duckdb")
         tasks.append(
             Task(
                 family=unit_key(d.family, template, d.tables),
@@ -311,16 +365,27 @@ def _investigations(
             "not found",
             "tasks": 0,
         }
-    found = list(module.build_investigation_tasks(out / SNAPSHOT_FILE, card, rng, n))
+    built = module.build_investigations(out / SNAPSHOT_FILE, card, rng, n)
     tasks = []
-    for t in found:
+    for t in built.tasks:
         meta = dict(t.meta)
         meta.setdefault("family", "F9")
         meta.setdefault("family_name", NAMES["F9"])
         meta.setdefault("template", f"F9.{meta.get('cause_type') or 'none'}")
         meta.setdefault("tables", [])
         tasks.append(t.model_copy(update={"meta": meta}))
-    return tasks, {"status": "ok", "tasks": len(tasks)}
+    info: dict[str, Any] = {"status": "ok", "tasks": len(tasks), "requested": n}
+    if len(tasks) < n:
+        why = [*built.report.skipped, *built.report.missing][:4]
+        info["status"] = f"short: {len(tasks)} of {n}"
+        info["warning"] = (
+            f"F9: below its quota: {len(tasks)} of {n} investigations"
+            + (f" ({'; '.join(why)})" if why else "")
+            + "; it needs a fact table of 1000+ rows with a time axis (a date/timestamp column, "
+            "ISO dates in text, or a key into a date dimension) spanning 10+ days and a column "
+            "of 2-120 values to slice by"
+        )
+    return tasks, info
 
 
 def _write(out: Path, taskset: TaskSet, options: GenerateOptions, source: str) -> None:
@@ -329,6 +394,12 @@ def _write(out: Path, taskset: TaskSet, options: GenerateOptions, source: str) -
     taskset.to_jsonl(out / "tasks.jsonl")
     (out / "splits.json").write_text(json.dumps(taskset.split_record(), indent=2) + "\n")
     config = WarehouseConfig(
-        hard=options.hard, query_budget=options.query_budget, source=source, seed=options.seed
+        hard=options.hard,
+        query_budget=options.query_budget,
+        source=source,
+        seed=options.seed,
+        env_id=options.env_id or default_id(options.db),
+        thresholds=options.thresholds,
+        threshold_reason=options.threshold_reason,
     )
     (out / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n")

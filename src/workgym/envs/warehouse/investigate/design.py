@@ -16,6 +16,7 @@ import datetime as dt
 import itertools
 import math
 import random
+import re
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -156,6 +157,14 @@ def unit_factor(comment: str | None) -> float:
     return 1000.0
 
 
+def _fits(type_name: str, largest: object, factor: float) -> bool:
+    """Whether a DECIMAL(p, s) column still holds its largest value times `factor`."""
+    m = re.match(r"DECIMAL\((\d+),\s*(\d+)\)", type_name.upper())
+    if m is None or not isinstance(largest, int | float):
+        return True
+    return bool(abs(largest) * factor < 10 ** (int(m[1]) - int(m[2])))
+
+
 def design(
     cause: CauseType,
     st: Study,
@@ -187,8 +196,10 @@ def design(
         kinds: list[BugKind] = ["zero", "unit", "sign"]
         if metric.kind == "sum":
             kinds.append("null")
-        bug = rng.choice(kinds)
         col = card.table(frame.fact).column(metric.column or "")
+        if not _fits(col.type, col.max, unit_factor(col.comment)):
+            kinds.remove("unit")  # DECIMAL(7,2) cannot hold a price times 1000
+        bug = rng.choice(kinds)
         factor = unit_factor(col.comment) if bug == "unit" else None
         return PlantSpec(**common, column=metric.column, bug=bug, factor=factor), ""
     if cause == "volume_drop":

@@ -1,8 +1,10 @@
 """What an investigation looks at: a fact table, its clock, its periods, and metrics over it.
 
 A `Frame` is chosen from the schema card only (generators see the card, never the source): a
-fact table with a timestamp or date column, at least one dimension to slice by, and enough
-history for period-over-period comparisons (weeks when it spans ten weeks or more, else days).
+fact table with a timestamp or date column (or ISO dates in text, or a key into a date
+dimension: TPC-DS ws_sold_date_sk -> date_dim.d_date), at least one dimension to slice by, and
+enough history for period-over-period comparisons (weeks when it spans ten weeks or more, else
+days).
 A `Metric` is one number per period written as two row expressions, a numerator and an optional
 denominator, so that every metric (a count, a sum, an average, a joined count) decomposes over
 slices by plain sums: the explainer, the gate and the findings all rest on that.
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from workgym.envs.warehouse.generate.families.draft import CardView
 from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
+from workgym.envs.warehouse.schema.column_roles import is_text_date, versioned_columns
 from workgym.envs.warehouse.source.duck import qi, ql
 
 Period = Literal["week", "day"]
@@ -57,12 +60,52 @@ class Frame(BaseModel):
     date_parts: list[str] = Field(default_factory=list)  # year, month, day (all three or none)
     joins: list[Join] = Field(default_factory=list)
     rows: int = 0
+    # Time behind a key (TPC-DS): `time_column` is then the fact's key into `time_dim`, whose
+    # `time_dim_column` holds the date of row `time_dim_key`.
+    time_dim: str | None = None
+    time_dim_key: str | None = None
+    time_dim_column: str | None = None
+    time_anchor: tuple[int, str] | None = None  # (key, date): date = date + (key - key) days
 
     @property
     def t(self) -> str:
         """The time column as a timestamp expression over alias `f`."""
         col = f"f.{qi(self.time_column)}"
+        if self.time_anchor is not None:
+            k0, d0 = self.time_anchor
+            return f"CAST(DATE {ql(d0)} + CAST({col} - {int(k0)} AS INTEGER) AS TIMESTAMP)"
+        if self.time_dim is not None:
+            return f"CAST(({self.date_of(col)}) AS TIMESTAMP)"
         return col if self.time_is_timestamp else f"CAST({col} AS TIMESTAMP)"
+
+    def date_of(self, key: str) -> str:
+        """The scalar subquery reading the date dimension's date of key expression `key`."""
+        assert self.time_dim and self.time_dim_key and self.time_dim_column
+        return (
+            f"SELECT dd.{qi(self.time_dim_column)} FROM {qi(self.time_dim)} AS dd "
+            f"WHERE dd.{qi(self.time_dim_key)} = {key}"
+        )
+
+    def key_of(self, timestamp: str) -> str:
+        """The scalar subquery finding the date dimension's key of a timestamp expression."""
+        assert self.time_dim and self.time_dim_key and self.time_dim_column
+        if self.time_anchor is not None:
+            k0, d0 = self.time_anchor
+            return f"SELECT {int(k0)} + date_diff('day', DATE {ql(d0)}, CAST({timestamp} AS DATE))"
+        return (
+            f"SELECT dk.{qi(self.time_dim_key)} FROM {qi(self.time_dim)} AS dk "
+            f"WHERE CAST(dk.{qi(self.time_dim_column)} AS TIMESTAMP) = {timestamp}"
+        )
+
+    @property
+    def time_words(self) -> str:
+        """Where the time is, for questions: a column, or a column reached through a key."""
+        if self.time_dim is None:
+            return f"{self.fact}.{self.time_column}"
+        return (
+            f"{self.time_dim}.{self.time_dim_column} (reached through "
+            f"{self.fact}.{self.time_column} = {self.time_dim}.{self.time_dim_key})"
+        )
 
     def join(self, dim: str) -> Join:
         for j in self.joins:
@@ -143,8 +186,15 @@ def between(frame: Frame, start: dt.datetime, end: dt.datetime) -> str:
 
 
 def _time_column(table: TableCard) -> ColumnCard | None:
+    """The fact's own clock: a timestamp or date column, or ISO dates held as text (never a
+    record-version bound)."""
+    versions = versioned_columns(table)
     found = [
-        c for c in table.columns if c.family in (*TIMESTAMP_FAMILIES, "date") and c.null_rate < 0.05
+        c
+        for c in table.columns
+        if (c.family in (*TIMESTAMP_FAMILIES, "date") or is_text_date(c))
+        and c.null_rate < 0.05
+        and c.name not in versions
     ]
     found.sort(key=lambda c: (c.family not in TIMESTAMP_FAMILIES, -c.distinct_count, c.name))
     return found[0] if found else None
@@ -157,23 +207,35 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
     skipped: list[str] = []
     for table in view.facts():
         time_col = _time_column(table)
+        link = card.time_link(table.name) if time_col is None else None
+        time_name = time_col.name if time_col else (link.column if link else None)
+        # A slice may also be a low-cardinality foreign key (TPC-DS facts hold nothing else):
+        # the slice is a set of rows, and a conclusion may name it through the dimension.
+        keyed = {c for f in view.fks_from(table.name) for c in f.columns}
+        slicers = view.dims(table) + [
+            c for c in table.columns if c.name in keyed and c.family == "integer"
+        ]
         dims = [
             c.name
-            for c in view.dims(table)
-            if c.distinct_count <= MAX_SLICE_VALUES and time_col and c.name != time_col.name
+            for c in slicers
+            if 2 <= c.distinct_count <= MAX_SLICE_VALUES and time_name and c.name != time_name
         ]
         if table.rows < MIN_FACT_ROWS:
             skipped.append(f"{table.name}: {table.rows} rows, fewer than {MIN_FACT_ROWS}")
             continue
-        if time_col is None:
-            skipped.append(f"{table.name}: no timestamp or date column to form periods")
+        if time_name is None:
+            skipped.append(
+                f"{table.name}: no timestamp or date column, and no key into a date dimension, "
+                "to form periods"
+            )
             continue
         if not dims:
             skipped.append(f"{table.name}: no dimension with 2-{MAX_SLICE_VALUES} values")
             continue
-        period = choose_period(_span_days(time_col))
+        span = _span_days(time_col) if time_col else _link_span(link.min, link.max) if link else 0
+        period = choose_period(span)
         if period is None:
-            skipped.append(f"{table.name}: {time_col.name} spans fewer than {MIN_PERIODS} days")
+            skipped.append(f"{table.name}: {time_name} spans fewer than {MIN_PERIODS} days")
             continue
         parts = {c.name.lower(): c.name for c in table.columns if c.family == "integer"}
         date_parts = (
@@ -195,8 +257,16 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
         frames.append(
             Frame(
                 fact=table.name,
-                time_column=time_col.name,
-                time_is_timestamp=time_col.family in TIMESTAMP_FAMILIES,
+                time_column=time_name,
+                time_is_timestamp=time_col is not None and time_col.family in TIMESTAMP_FAMILIES,
+                time_dim=link.dim if link else None,
+                time_dim_key=link.key if link else None,
+                time_dim_column=link.time_column if link else None,
+                time_anchor=(
+                    (link.anchor_key, link.anchor_date)
+                    if link and link.anchor_key is not None and link.anchor_date
+                    else None
+                ),
                 period=period,
                 dims=dims,
                 measures=[c.name for c in view.measures(table)],
@@ -296,7 +366,7 @@ class MetricWords:
 
     def hour_avg(self, frame: Frame) -> str:
         return (
-            f"the average hour of day (0-23, UTC) of {frame.fact}.{frame.time_column} "
+            f"the average hour of day (0-23, UTC) of {frame.time_words} "
             f"over {self.lex.rows(frame.fact)}"
         )
 
@@ -320,9 +390,13 @@ def _naive(value: dt.datetime | dt.date) -> dt.datetime:
 
 
 def _span_days(col: ColumnCard) -> float:
+    return _link_span(col.min, col.max)
+
+
+def _link_span(lo_value: object, hi_value: object) -> float:
     try:
-        lo = dt.datetime.fromisoformat(str(col.min)[:19])
-        hi = dt.datetime.fromisoformat(str(col.max)[:19])
+        lo = dt.datetime.fromisoformat(str(lo_value)[:19])
+        hi = dt.datetime.fromisoformat(str(hi_value)[:19])
     except ValueError:
         return 0.0
     return (hi - lo).total_seconds() / 86400

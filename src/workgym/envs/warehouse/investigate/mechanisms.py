@@ -157,7 +157,11 @@ def _copies(spec: PlantSpec, frame: Frame, src: str) -> str:
     days = int(spec.source_shift_days or 7)
     t = frame.time_column
     kind = frame.types.get(t, "TIMESTAMP")
-    parts = [f"CAST(f.{qi(t)} + INTERVAL ({days}) DAY AS {kind}) AS {qi(t)}"]
+    moved = f"{frame.t} + INTERVAL ({days}) DAY"
+    if frame.time_dim is not None:  # time behind a key: the copy takes the later day's key
+        parts = [f"CAST(({frame.key_of(moved)}) AS {kind}) AS {qi(t)}"]
+    else:
+        parts = [f"CAST({moved} AS {kind}) AS {qi(t)}"]
     if frame.date_parts:
         y, m, d = (qi(c) for c in frame.date_parts)
         day = f"(make_date(f.{y}, f.{m}, f.{d}) + INTERVAL ({days}) DAY)"

@@ -27,9 +27,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from workgym.core.environment import DataCheck, Environment, Limits
+from workgym.core.environment import DataCheck, Environment, Limits, QualityCheck
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
@@ -77,6 +77,12 @@ class WarehouseConfig(BaseModel):
     run_sql_timeout_s: float = RUN_SQL_TIMEOUT_S
     source: str = ""
     seed: int = 0
+    # The environment's id (`--id`, default `warehouse/<source name>`): run folders,
+    # certificates and the viewer keep warehouses apart by it. Empty in older directories.
+    env_id: str = ""
+    # Baseline ceilings set for this environment, and why (shown in admission and certificate).
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    threshold_reason: str = ""
 
 
 class WarehouseEnv(Environment):
@@ -94,6 +100,9 @@ class WarehouseEnv(Environment):
     instructions = INSTRUCTIONS
     # sql_answer: F1-F8 SQL answers; conclusion: F9 investigations (ConclusionAnswers below).
     guard_tags: ClassVar[frozenset[str]] = frozenset({"sql_answer", "conclusion"})
+    # Guard hooks of every warehouse; a directory's warehouse.json may set its own (__init__).
+    baseline_thresholds: ClassVar[dict[str, float]] = {}
+    threshold_reason: ClassVar[str] = ""
     sql_dialect = "duckdb"
 
     def __init__(self, root: str | Path | None = None) -> None:
@@ -110,6 +119,12 @@ class WarehouseEnv(Environment):
                     f"{self.root} has no {name}; re-run `workgym generate warehouse` into it"
                 )
         self._gold = GoldCache()
+        # Per-directory identity and thresholds shadow the class defaults on this instance.
+        if self.config.env_id:
+            vars(self)["id"] = self.config.env_id
+        if self.config.thresholds:
+            vars(self)["baseline_thresholds"] = dict(self.config.thresholds)
+            vars(self)["threshold_reason"] = self.config.threshold_reason
 
     @property
     def dir(self) -> Path:
@@ -208,6 +223,19 @@ class WarehouseEnv(Environment):
         return await asyncio.to_thread(self.score, task, episode)
 
     # -- self-checks and guards ---------------------------------------------------------------
+
+    def quality_check(self) -> QualityCheck:
+        """The task-quality lint (`generate.lint`): fails when a rule fires on more than 2%."""
+        from workgym.envs.warehouse.generate.lint import MAX_SHARE, lint_tasks
+
+        report = lint_tasks(self.taskset, self.card)
+        bad = report.failing
+        return QualityCheck(
+            name=f"task lint: no rule fires on more than {MAX_SHARE:.0%} of tasks",
+            passed=not bad,
+            detail=report.summary(),
+            failures=[f"{r}: {', '.join(report.examples.get(r, []))}" for r in bad],
+        )
 
     def oracle(self, task: Task) -> list[Message]:
         """Submit the gold answer in the form the task asks for."""

@@ -50,7 +50,9 @@ class ColumnCard(BaseModel):
     sentinels: list[ValueCount] = Field(default_factory=list)
     variants: list[list[str]] = Field(default_factory=list)  # spellings of one normalized value
     free_text: bool = False  # most values contain spaces: prose, never a key
-    encoding: str | None = None  # "hhmm": integer clock times such as 517 for 05:17
+    # "hhmm": integer clock times such as 517 for 05:17; "iso_text": every value is an ISO date
+    # or timestamp held as text (a SQLite file's dates)
+    encoding: str | None = None
 
 
 class KeyCard(BaseModel):
@@ -75,6 +77,27 @@ class ForeignKeyCard(BaseModel):
     orphan_rows: int
 
 
+class TimeLinkCard(BaseModel):
+    """Time reached through a key: `table.column` references `dim.key`, whose row carries the
+    date (TPC-DS ws_sold_date_sk -> date_dim.d_date). `min`/`max` are the dates the fact's rows
+    actually reach; `resolved` the share of non-NULL keys that find their date."""
+
+    table: str
+    column: str
+    dim: str
+    key: str
+    time_column: str
+    family: str  # date or timestamp
+    min: str
+    max: str
+    null_rate: float
+    resolved: float
+    # When the date is the key counted in days from an anchor (TPC-DS d_date_sk is a Julian day
+    # number), date = anchor_date + (key - anchor_key) days: arithmetic instead of a lookup.
+    anchor_key: int | None = None
+    anchor_date: str | None = None
+
+
 class TableCard(BaseModel):
     name: str
     kind: str = "table"
@@ -96,11 +119,16 @@ class TableCard(BaseModel):
         }
 
     def label_column(self) -> ColumnCard | None:
-        """A column that names a row (name, *_name, title), used to label codes."""
+        """A column that names a row (name, *_name, title; else *_desc, label), used to label
+        codes and to name a row instead of its surrogate key."""
         keys = self.single_keys()
-        for c in self.columns:
+        texts = [c for c in self.columns if c.family == "string" and c.name not in keys]
+        for c in texts:
             low = c.name.lower()
-            if c.family == "string" and c.name not in keys and ("name" in low or low == "title"):
+            if "name" in low or low == "title":
+                return c
+        for c in texts:
+            if c.name.lower().endswith(("_desc", "description", "label", "_title")):
                 return c
         return None
 
@@ -117,6 +145,7 @@ class SchemaCard(BaseModel):
     snapshot_digest: str
     tables: list[TableCard]
     foreign_keys: list[ForeignKeyCard] = Field(default_factory=list)
+    time_links: list[TimeLinkCard] = Field(default_factory=list)
     issues: list[str] = Field(default_factory=list)
 
     def table(self, name: str) -> TableCard:
@@ -124,6 +153,14 @@ class SchemaCard(BaseModel):
             if t.name == name:
                 return t
         raise KeyError(f"no table {name!r} in the card; have {[t.name for t in self.tables]}")
+
+    def time_link(self, table: str) -> TimeLinkCard | None:
+        """The table's main time reached through a key (first in column order, mostly set)."""
+        links = [t for t in self.time_links if t.table == table and t.null_rate < 0.05]
+        if not links:
+            return None
+        order = [c.name for c in self.table(table).columns]
+        return min(links, key=lambda t: order.index(t.column))
 
     def save(self, path: str | Path) -> Path:
         """Write JSON to `path` (a directory gets `schema_card.json`); return the file path."""

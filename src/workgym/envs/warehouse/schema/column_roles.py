@@ -1,9 +1,13 @@
 """Column and table roles: how a generator should treat each column and table.
 
 Columns: time (temporal types, HHMM-encoded clock times, year/month/day/hour/minute integers in
-range), identifier (keys of their own table; id-like names such as *_id, *key, *num; or the
-table's own name in the singular, like flights.flight), dimension (foreign keys, text,
-low-cardinality integer codes), measure (other numbers).
+range, yyyymmdd integers named as dates), identifier (keys of their own table; id-like names
+such as *_id, *key, *num, *_sk; or the table's own name in the singular, like flights.flight),
+dimension (foreign keys, text, low-cardinality integer codes), measure (other numbers).
+
+A surrogate key (an integer identifier, or an integer foreign key to one, such as TPC-DS
+`ws_sold_date_sk`) carries no meaning of its own: it is never aggregated, averaged, compared
+with a threshold or used to name a row; its dimension's label is (`surrogate`).
 
 Tables: bridge (links two or more tables and carries nothing else), fact (references other
 tables and has time and measures, or has no key that anyone references), dimension (referenced
@@ -23,12 +27,57 @@ TIME_UNITS = {
     "minute": (0, 59), "second": (0, 60), "quarter": (1, 4), "week": (0, 53),
     "weekday": (0, 7), "dow": (0, 7), "doy": (1, 366),
 }  # fmt: skip
-_ID_SUFFIXES = ("_id", "key", "_uuid", "_no", "_nr", "num", "number")
+_ID_SUFFIXES = ("_id", "key", "_uuid", "_no", "_nr", "num", "number", "_sk")
+
+
+YYYYMMDD = (18000101, 22001231)
+
+
+def is_yyyymmdd(col: ColumnCard) -> bool:
+    """An integer date written as yyyymmdd (20130105), recognised by name and range."""
+    if (
+        col.family != "integer"
+        or "date" not in col.name.lower()
+        or col.name.lower().endswith(("_sk", "_id", "key"))
+    ):
+        return False
+    lo, hi = col.min, col.max
+    return isinstance(lo, int) and isinstance(hi, int) and YYYYMMDD[0] <= lo <= hi <= YYYYMMDD[1]
+
+
+def is_text_date(col: ColumnCard) -> bool:
+    """Text that is an ISO date or timestamp in every non-NULL row ('2013-01-01 05:00:00')."""
+    return col.family == "string" and col.encoding == "iso_text"
+
+
+_VERSION_PAIRS = (("start", "end"), ("from", "to"), ("begin", "end"), ("valid_from", "valid_to"),
+                  ("effective", "expiry"))  # fmt: skip
+
+
+def versioned_columns(table: TableCard) -> set[str]:
+    """Valid-from / valid-to date pairs (i_rec_start_date, i_rec_end_date): a versioned record's
+    validity, never the time of an event."""
+    dates = {c.name.lower(): c.name for c in table.columns if c.family in TEMPORAL_FAMILIES}
+    out: set[str] = set()
+    for low, name in dates.items():
+        for a, b in _VERSION_PAIRS:
+            twin = low.replace(a, b, 1) if a in low else None
+            if (
+                twin
+                and twin != low
+                and twin in dates
+                and ("rec" in low or "valid" in low or a in ("valid_from", "effective"))
+            ):
+                out |= {name, dates[twin]}
+    return out
 
 
 def is_time(col: ColumnCard) -> bool:
-    """Temporal types, HHMM clock integers, and calendar-part integers within their range."""
+    """Temporal types, HHMM clock integers, yyyymmdd integers, ISO dates in text, and
+    calendar-part integers within their range."""
     if col.family in TEMPORAL_FAMILIES or col.encoding == "hhmm":
+        return True
+    if is_yyyymmdd(col) or is_text_date(col):
         return True
     if col.family != "integer":
         return False
@@ -55,6 +104,13 @@ def id_like(table: TableCard, col: ColumnCard) -> bool:
     return name == "id" or name.endswith(_ID_SUFFIXES) or name == singular(table.name)
 
 
+def surrogate(table: TableCard, col: ColumnCard, is_fk: bool) -> bool:
+    """An integer key or integer foreign key: a row's number, not a quantity or a name."""
+    if col.family != "integer":
+        return False
+    return is_fk or col.role == "identifier" or id_like(table, col)
+
+
 def measure_like(table: TableCard, col: ColumnCard) -> bool:
     """Numbers one would aggregate: not time, not id-like, not a low-cardinality integer code."""
     if col.family == "interval":
@@ -73,7 +129,8 @@ def assign_roles(tables: Sequence[TableCard], fks: Sequence[ForeignKeyCard]) -> 
         keys = table.single_keys()
         for col in table.columns:
             col.role = _column_role(table, col, keys, (table.name, col.name) in fk_cols)
-        roles = [c.role for c in table.columns]
+        versions = versioned_columns(table)
+        roles = [c.role for c in table.columns if c.name not in versions]
         others = [
             c for c in table.columns if (table.name, c.name) not in fk_cols and c.role != "time"
         ]

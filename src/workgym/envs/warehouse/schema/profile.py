@@ -24,6 +24,7 @@ from workgym.envs.warehouse.schema.card import (
 from workgym.envs.warehouse.schema.column_roles import assign_roles
 from workgym.envs.warehouse.schema.keys import add_keys
 from workgym.envs.warehouse.schema.relations import infer_foreign_keys
+from workgym.envs.warehouse.schema.timelinks import find_time_links
 from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import (
     MANIFEST_FILE,
@@ -70,6 +71,7 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
         add_keys(con, tables, manifest)
         fks = infer_foreign_keys(con, tables, manifest)
         assign_roles(tables, fks)
+        links = find_time_links(con, tables, fks)
     finally:
         con.close()
     card = SchemaCard(
@@ -77,6 +79,7 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
         snapshot_digest=manifest.digest(),
         tables=tables,
         foreign_keys=fks,
+        time_links=links,
         issues=manifest.issues,
     )
     if save:
@@ -187,6 +190,8 @@ def _column_card(
         }
     hhmm = agg.get("hhmm")
     encoding = "hhmm" if hhmm and hhmm == non_null and (agg["max"] or 0) >= 100 else None
+    if fam == "string" and non_null and shapes.get("date_iso") == non_null:
+        encoding = "iso_text"
     return ColumnCard(
         name=col.name,
         type=col.type,

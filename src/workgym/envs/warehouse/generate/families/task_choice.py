@@ -16,11 +16,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 from rich.progress import Progress
 
+from workgym.core.tasks import canonical_json
 from workgym.envs.warehouse.generate.families import FAMILIES, NAMES, Context, Draft
 from workgym.envs.warehouse.generate.families.gold import Rejected
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner, check
+from workgym.envs.warehouse.runtime.answers import ABSTAIN_REASONS
 
 AWKWARD_SHARE = 0.45  # of a family's tasks, where the family has awkward variants
+# No answer may hold more of a family than this, so that always submitting a family's most
+# common answer (the constant baseline) stays near zero by construction. Abstentions have only
+# len(ABSTAIN_REASONS) possible answers, so for them the cap is one reason's fair share.
+ANSWER_SHARE = 0.25
 TRIES_PER_TASK = 4  # validation budget per task of a family's quota
 MIN_TRIES = 60
 
@@ -62,11 +68,9 @@ def select_tasks(
         got = pool.top_up(short)
         short -= got
     for pool in pools.values():
+        pool.balance()
         if len(pool.kept) < pool.report.quota:
-            ctx.skip(
-                pool.code,
-                f"warehouse too small for the quota: {len(pool.kept)} of {pool.report.quota} tasks",
-            )
+            ctx.skip(pool.code, shortfall(pool.report))
     chosen = [c for p in pools.values() for c in p.kept]
     return chosen, [p.report for p in pools.values()]
 
@@ -93,6 +97,7 @@ class _Pool:
         self.keys: set[str] = set()
         self.results: set[tuple[str, str]] = set()
         self.rejected: Counter[str] = Counter()
+        self.answers: Counter[str] = Counter()
         self.budget = max(MIN_TRIES, TRIES_PER_TASK * quota)
         self.report = FamilyReport(family=code, name=NAMES[code], quota=quota, drafts=len(drafts))
         self.bar, self.task = bar, task
@@ -115,7 +120,12 @@ class _Pool:
             if ident in self.results:
                 self.rejected["duplicate result"] += 1
                 continue
+            answer = canonical_json(found.answer)
+            if self.answers[answer] + 1 > _cap(found, self.report.quota):
+                self.rejected["answer already holds its share of the family"] += 1
+                continue
             self.results.add(ident)
+            self.answers[answer] += 1
             self.kept.append(found)
             if self.bar is not None:
                 self.bar.update(self.task, completed=len(self.kept))
@@ -138,6 +148,21 @@ class _Pool:
         self._sync()
         return len(self.kept) - before
 
+    def balance(self) -> None:
+        """Drop the latest tasks of any answer above its share of what the family kept (a
+        family that came out short would otherwise be dominated by one answer)."""
+        while self.kept:
+            counts = Counter(canonical_json(c.answer) for c in self.kept)
+            top, n = counts.most_common(1)[0]
+            sample = next(c for c in self.kept if canonical_json(c.answer) == top)
+            if n <= _cap(sample, len(self.kept)):
+                break
+            drop = max(i for i, c in enumerate(self.kept) if canonical_json(c.answer) == top)
+            self.kept.pop(drop)
+            self.answers[top] -= 1
+            self.rejected["answer above its share of the family"] += 1
+        self._sync()
+
     def _sync(self) -> None:
         if self.bar is not None and len(self.kept) != self.report.quota:
             # a family that fell short, or took up another's share, ends at kept/kept with the
@@ -151,3 +176,42 @@ class _Pool:
         self.report.kept = len(self.kept)
         self.report.awkward = sum(1 for c in self.kept if c.awkward)
         self.report.rejected = dict(self.rejected.most_common())
+
+
+# What in a schema lets each family reach its quota (said when it falls short).
+NEEDS: dict[str, str] = {
+    "F1": "a table with text codes or low-cardinality columns to filter on, and measures",
+    "F2": "groups of 5 or more values with clear leaders (no tie at the top-k cut)",
+    "F3": "foreign keys (declared, or names such as x_id/x_sk matching a key) into dimensions "
+    "with labels",
+    "F4": "a time axis covering two months or more: a date/timestamp column, year and month "
+    "columns, ISO dates in text, yyyymmdd integers, or a key into a date dimension",
+    "F5": "filterable columns on a fact table",
+    "F6": "foreign keys with 10 or more distinct values",
+    "F7": "nullable columns, near-duplicate keys or orphaned foreign keys",
+    "F8": "columns with comments or descriptive names",
+    "F10": "a fact table with filters and a time axis (years outside the data)",
+}
+
+
+def shortfall(report: FamilyReport) -> str:
+    """Why a family came out below its quota, and what in the schema would enable it."""
+    reasons = ", ".join(f"{k} {v}" for k, v in list(report.rejected.items())[:3])
+    why = f"{report.drafts} candidates, {report.tried} tried" + (
+        f"; rejected: {reasons}" if reasons else ""
+    )
+    return (
+        f"below its quota: {report.kept} of {report.quota} tasks ({why}); it needs "
+        f"{NEEDS.get(report.family, 'more data')}"
+    )
+
+
+def _share(found: Checked) -> float:
+    if found.answer.get("kind") == "abstain":
+        return max(ANSWER_SHARE, 1 / len(ABSTAIN_REASONS))
+    return ANSWER_SHARE
+
+
+def _cap(found: Checked, n: int) -> int:
+    """How many tasks of `n` one answer may have (at least one)."""
+    return max(1, math.floor(n * _share(found)))

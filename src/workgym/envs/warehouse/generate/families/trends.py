@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from workgym.envs.warehouse.generate.families.calendar import Calendar, calendar_of
 from workgym.envs.warehouse.generate.families.counting import _interleave, _utc_timestamps
 from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.filters import Cond, dim_conditions, where
@@ -27,7 +28,6 @@ from workgym.envs.warehouse.generate.families.sqlast import (
     count_if,
     lit,
     percent,
-    table,
 )
 from workgym.envs.warehouse.generate.phrasing import MONTHS, join_conditions, time_zone_in
 from workgym.envs.warehouse.schema.card import TableCard
@@ -48,32 +48,9 @@ def _period_words(p: Period) -> str:
     return f"{MONTHS[p[1] - 1]} {p[0]}"
 
 
-def _calendar(ctx: Context, t: TableCard) -> tuple[exp.Expression, exp.Expression] | None:
-    """(year expression, month expression) of the table's own calendar."""
-    parts = ctx.view.time_parts(t)
-    if "year" in parts and "month" in parts:
-        return col(parts["year"].name), col(parts["month"].name)
-    stamps = ctx.view.timestamps(t)
-    if stamps:
-        ts = col(stamps[0].name)
-        return (
-            exp.Anonymous(this="year", expressions=[ts]),
-            exp.Anonymous(this="month", expressions=[ts.copy()]),
-        )
-    return None
-
-
-def _periods(
-    ctx: Context, t: TableCard, cal: tuple[exp.Expression, exp.Expression]
-) -> list[Period]:
-    year, month = cal
-    sql = (
-        exp.select(exp.alias_(year.copy(), "y"), exp.alias_(month.copy(), "m"))
-        .from_(table(t.name))
-        .group_by("y", "m")
-        .order_by("y", "m")
-        .limit(60)
-    )
+def _periods(ctx: Context, t: TableCard, cal: Calendar) -> list[Period]:
+    q = exp.select(exp.alias_(cal.year.copy(), "y"), exp.alias_(cal.month.copy(), "m"))
+    sql = cal.select_from(q, t).group_by("y", "m").order_by("y", "m").limit(60)
     rows = ctx.lookup(sql.sql(dialect="duckdb"))
     return [(int(y), int(m)) for y, m in rows if y is not None and m is not None]
 
@@ -85,18 +62,17 @@ def _pairs(ctx: Context, periods: list[Period], n: int) -> list[tuple[Period, Pe
     return pairs[:n]
 
 
-def _in(cal: tuple[exp.Expression, exp.Expression], p: Period) -> exp.Expression:
-    year, month = cal
+def _in(cal: Calendar, p: Period) -> exp.Expression:
     return exp.And(
-        this=exp.EQ(this=year.copy(), expression=lit(p[0])),
-        expression=exp.EQ(this=month.copy(), expression=lit(p[1])),
+        this=exp.EQ(this=cal.year.copy(), expression=lit(p[0])),
+        expression=exp.EQ(this=cal.month.copy(), expression=lit(p[1])),
     )
 
 
 def _change(
     ctx: Context,
     t: TableCard,
-    cal: tuple[exp.Expression, exp.Expression],
+    cal: Calendar,
     p1: Period,
     p2: Period,
     value: tuple[str, Any],
@@ -121,7 +97,7 @@ def _change(
     out = percent(exp.Paren(this=diff), v1.copy()) if pct else diff
     either = exp.Paren(this=exp.Or(this=a(), expression=b()))
     cond = and_all([c for c in [where(conds), either] if c is not None])
-    q = exp.select(out).from_(table(t.name))
+    q = cal.select_from(exp.select(out), t)
     return q.where(cond) if cond is not None else q
 
 
@@ -158,7 +134,7 @@ def _draft(
 
 
 def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
-    cal = _calendar(ctx, t)
+    cal = calendar_of(ctx, t)
     if cal is None:
         return
     periods = _periods(ctx, t, cal)
@@ -166,6 +142,7 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
         ctx.skip(FAMILY, f"{t.name} covers fewer than two months")
         return
     lex = ctx.lexicon
+    dated = [cal.clause] if cal.clause else []
     conds_pool = dim_conditions(ctx, t, per_column=2)
     measures = ctx.view.measures(t)
     for i, (p1, p2) in enumerate(_pairs(ctx, periods, 40)):
@@ -175,7 +152,18 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
             metric = f"average {lex.column_with_unit(t.name, m.name)} of {lex.rows(t.name)}"
             sql = _change(ctx, t, cal, p1, p2, ("avg", col(m.name)), conds, False)
             yield _draft(
-                ctx, t, p1, p2, metric, conds, False, "number", 2, shape="avg_change", sql=sql
+                ctx,
+                t,
+                p1,
+                p2,
+                metric,
+                conds,
+                False,
+                "number",
+                2,
+                shape="avg_change",
+                sql=sql,
+                clauses=dated,
             )
             continue
         pct = i % 4 == 2
@@ -192,6 +180,7 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
             1 if pct else None,
             shape="count_pct_change" if pct else "count_change",
             sql=sql,
+            clauses=dated,
         )
 
 
@@ -201,11 +190,11 @@ def _timezone(ctx: Context, t: TableCard) -> Iterator[Draft]:
         return
     ts = col(stamps[0].name)
     local = exp.Anonymous(this="timezone", expressions=[lit(zone), cast(ts, "TIMESTAMPTZ")])
-    cal_local = (
+    cal_local = Calendar(
         exp.Anonymous(this="year", expressions=[local]),
         exp.Anonymous(this="month", expressions=[local.copy()]),
     )
-    cal_utc = (
+    cal_utc = Calendar(
         exp.Anonymous(this="year", expressions=[ts.copy()]),
         exp.Anonymous(this="month", expressions=[ts.copy()]),
     )
@@ -238,7 +227,7 @@ def _timezone(ctx: Context, t: TableCard) -> Iterator[Draft]:
 
 
 def _recorded(ctx: Context, t: TableCard) -> Iterator[Draft]:
-    cal = _calendar(ctx, t)
+    cal = calendar_of(ctx, t)
     nullable = [c for c in ctx.view.nullable(t) if c.null_rate < 0.5 and c.family != "string"]
     if cal is None or not nullable:
         return
@@ -261,6 +250,9 @@ def _recorded(ctx: Context, t: TableCard) -> Iterator[Draft]:
             sql=_change(ctx, t, cal, p1, p2, ("count_col", col(c.name)), [], False),
             naive=_change(ctx, t, cal, p1, p2, ("count", None), [], False),
             awkward="null_denominator",
-            clauses=[f"{lex.rows(t.name).capitalize()} with no recorded {what} do not count."],
+            clauses=[
+                f"{lex.rows(t.name).capitalize()} with no recorded {what} do not count.",
+                *([cal.clause] if cal.clause else []),
+            ],
             note=f"{c.null_count} rows have NULL {c.name}",
         )

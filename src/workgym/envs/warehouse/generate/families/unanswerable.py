@@ -17,10 +17,10 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
+from workgym.envs.warehouse.generate.families.calendar import calendar_of
 from workgym.envs.warehouse.generate.families.draft import Context, Draft
-from workgym.envs.warehouse.generate.families.filters import dim_conditions
+from workgym.envs.warehouse.generate.families.filters import dim_conditions, measure_conditions
 from workgym.envs.warehouse.generate.families.sqlast import count_star, lit, table
-from workgym.envs.warehouse.generate.families.trends import _calendar
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 
 FAMILY = "F10"
@@ -65,7 +65,8 @@ def drafts(ctx: Context) -> Iterator[Draft]:
 
 def _missing(ctx: Context, t: TableCard, concepts: list[str]) -> Iterator[Draft]:
     lex = ctx.lexicon
-    conds = dim_conditions(ctx, t, per_column=2)
+    # A star schema's facts hold keys and measures only: filter on a measure then.
+    conds = dim_conditions(ctx, t, per_column=2) or measure_conditions(ctx, t)
     for i, concept in enumerate(concepts):
         for j, cond in enumerate(conds[i % 3 :: 3][:4]):
             word = "average" if (i + j) % 2 == 0 else "total"
@@ -90,10 +91,10 @@ def _missing(ctx: Context, t: TableCard, concepts: list[str]) -> Iterator[Draft]
 
 
 def _out_of_range(ctx: Context, t: TableCard) -> Iterator[Draft]:
-    cal = _calendar(ctx, t)
+    cal = calendar_of(ctx, t)
     if cal is None:
         return
-    year_sql = exp.select(cal[0].copy()).distinct().from_(table(t.name)).sql(dialect="duckdb")
+    year_sql = cal.select_from(exp.select(cal.year.copy()).distinct(), t).sql(dialect="duckdb")
     years = [int(r[0]) for r in ctx.lookup(year_sql) if r[0] is not None]
     if not years:
         return
@@ -102,8 +103,8 @@ def _out_of_range(ctx: Context, t: TableCard) -> Iterator[Draft]:
     outside = [min(years) - d for d in (1, 3, 8)] + [max(years) + d for d in (1, 2, 6)]
     for i, year in enumerate(outside):
         for cond in [None, *conds[i % 2 :: 4][:2]]:
-            in_year = exp.EQ(this=cal[0].copy(), expression=lit(year))
-            check = exp.select(exp.EQ(this=count_star(), expression=lit(0))).from_(table(t.name))
+            in_year = exp.EQ(this=cal.year.copy(), expression=lit(year))
+            check = cal.select_from(exp.select(exp.EQ(this=count_star(), expression=lit(0))), t)
             check = check.where(in_year)
             where_words = f" in {year}"
             if cond is not None:

@@ -2,10 +2,11 @@
 
 Rules (WAREHOUSE.md, task families): the reference SQL runs within the time limit on a fresh
 read-only session; its result size is within the draft's bounds; a second run agrees with the
-first; a top-k answer has a gap between its k-th and (k+1)-th value or its tie rule decides the
-order (recorded either way). An awkward variant is kept only when its naive query runs and gives
-a different *answer* under the verifier's semantics (a naive query that happens to round to the
-same number is no trap), and the difference is recorded.
+first; a top-k answer has a gap between its k-th and (k+1)-th value (a tie at the cut would let
+the tie rule alone decide which group is in the list, so such a draft is dropped). An awkward
+variant is kept only when its naive query runs and gives a different *answer* under the
+verifier's semantics (a naive query that happens to round to the same number is no trap), and
+the difference is recorded.
 """
 
 from __future__ import annotations
@@ -130,7 +131,10 @@ def _gap(draft: Draft, runner: Runner, result: SqlResult) -> dict[str, Any]:
     if len(more.rows) <= draft.k or len(more.rows[0]) < 2:
         return {"checked": True, "clear": True, "next": None}
     kth, nxt = plain(more.rows[draft.k - 1][1]), plain(more.rows[draft.k][1])
-    return {"checked": True, "clear": kth != nxt, "kth": kth, "next": nxt, "tie_rule": True}
+    if kth == nxt:
+        # Which of the tied groups makes the list would be decided by the tie rule alone.
+        raise Rejected("a tie at the top-k cut")
+    return {"checked": True, "clear": True, "kth": kth, "next": nxt}
 
 
 def _check_static(draft: Draft, runner: Runner) -> Checked:
