@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from workgym.apps.cli.options import ImportModules, load_env
+from workgym.apps.cli.env_options import ImportModules, load_env
 
 out = Console(soft_wrap=True)
 

@@ -6,7 +6,7 @@ sealed view of the environment), `groups` (advantages, contrastive selection), `
 reflection call per iteration, replayed on resume) and `lessons` (what it returns, parsed
 defensively), `curator` and `lint` (deterministic checks), `gate` (gates A and B, bisection),
 `pruning`, `stopping`, `scoring`. Orchestration: `state` (what the steps share), `loop` (steps
-0-9), `runlog` (append-only, replayed on resume), `finish` and `report` (files, token-matched
+0-9), `runlog` (append-only, replayed on resume), `result` and `report` (files, token-matched
 statement, plots), `config`, `api` (`train_playbook`); the command is
 `workgym.apps.cli.train_playbook`, and the test environment with its scripted doubles is
 `workgym.envs.toy_rules`.

@@ -19,12 +19,12 @@ from statistics import fmean
 from workgym.core.errors import ConfigError
 from workgym.train.playbook.deltas import apply_deltas
 from workgym.train.playbook.entries import EntryStatus
-from workgym.train.playbook.finish import TrainResult, finish_run
 from workgym.train.playbook.gate import Gatekeeper
 from workgym.train.playbook.groups import select_contrastive
 from workgym.train.playbook.ledger import BudgetExceeded
 from workgym.train.playbook.pruning import compact, credit, prune
 from workgym.train.playbook.reflect import reflect_step
+from workgym.train.playbook.result import TrainResult, finish_run
 from workgym.train.playbook.runlog import LogDiverged
 from workgym.train.playbook.sampling import TaskSampler
 from workgym.train.playbook.scoring import (
