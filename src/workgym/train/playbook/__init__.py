@@ -4,7 +4,7 @@ Data: `entries` (Entry), `playbook` (Playbook, save/load), `deltas` (Delta, appl
 `ledger` (Ledger). Steps: `sampling` (batches, failure replay), `rollouts` (cached runs on a
 sealed view of the environment), `groups` (advantages, contrastive selection), `reflect` (the one
 reflection call per iteration, replayed on resume) and `lessons` (what it returns, parsed
-defensively), `curator` and `lint` (deterministic checks), `gate` (gates A and B, bisection),
+defensively), `curator` and `leak_lint` (deterministic checks), `gate` (gates A and B, bisection),
 `pruning`, `stopping`, `scoring`. Orchestration: `state` (what the steps share), `loop` (steps
 0-9), `runlog` (append-only, replayed on resume), `result` and `report` (files, token-matched
 statement, plots), `config`, `api` (`train_playbook`); the command is

@@ -18,8 +18,8 @@ from workgym.core.task_aware import TaskAwareModel
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta
+from workgym.train.playbook.leak_lint import LeakLint
 from workgym.train.playbook.ledger import Ledger
-from workgym.train.playbook.lint import LeakLint
 from workgym.train.playbook.playbook import Playbook, PlaybookVersion
 from workgym.train.playbook.rollouts import Roller, sealed_view
 from workgym.train.playbook.runlog import RunLog
