@@ -233,17 +233,9 @@ def _import_graph() -> dict[str, set[str]]:
     return graph
 
 
-# The one cycle left, inside the playbook trainer: its gate and reflection steps take the
-# `Trainer` they belong to. Those files are being renamed by concept (issue 15, part B); the
-# cycle goes with that change, and this entry must go with it (the test fails once it is gone).
-KNOWN_CYCLES = [
-    [
-        "workgym.train.playbook.finish",
-        "workgym.train.playbook.gate",
-        "workgym.train.playbook.loop",
-        "workgym.train.playbook.reflect",
-    ],
-]
+# Cycles that are known and tracked (none left: the playbook trainer's steps take its
+# `TrainingState`, not the loop). An entry here must go once its cycle is gone.
+KNOWN_CYCLES: list[list[str]] = []
 
 
 def test_no_import_cycles_type_only_edges_included() -> None:

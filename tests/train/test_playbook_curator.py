@@ -4,8 +4,8 @@ from workgym.core.tasks import Task
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta, DeltaOp
 from workgym.train.playbook.entries import Entry
+from workgym.train.playbook.leak_lint import LeakLint
 from workgym.train.playbook.lessons import Lesson, Reflection, TagVote
-from workgym.train.playbook.lint import LeakLint
 from workgym.train.playbook.playbook import Playbook
 
 RULE = "Write every part code in upper case before you submit it."

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from workgym.core.tasks import Task
-from workgym.train.playbook.lint import LeakLint, constants
+from workgym.train.playbook.leak_lint import LeakLint, constants
 
 TASKS = [
     Task(

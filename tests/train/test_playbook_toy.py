@@ -20,7 +20,7 @@ from workgym.envs.toy_rules.env import (
 )
 from workgym.train.playbook.api import train_playbook
 from workgym.train.playbook.config import TrainConfig
-from workgym.train.playbook.finish import TrainResult
+from workgym.train.playbook.result import TrainResult
 
 
 def run_toy(out: Path, env: wg.Environment | None = None, **config: Any) -> TrainResult:

@@ -9,7 +9,7 @@ import pytest
 from sqlglot import exp
 
 from workgym.envs.warehouse.generate.families import FAMILIES, Context, Draft
-from workgym.envs.warehouse.generate.families.gold import Rejected
+from workgym.envs.warehouse.generate.families.gold_answer import Rejected
 from workgym.envs.warehouse.generate.families.sqlast import parse
 from workgym.envs.warehouse.generate.families.validate import Runner, check
 from workgym.envs.warehouse.generate.phrasing import (

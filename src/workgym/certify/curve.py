@@ -3,7 +3,7 @@
 The curve sits beside the held-out result to show how the candidate was reached: GRPO's mean
 reward on its own train episodes per optimizer step (`reward_curve.jsonl`, one `RolloutStats`
 line per generation batch, workgym.train.trl), or the playbook trainer's dev-select reward per
-checkpoint (`report.json`, workgym.train.playbook.finish). Both are measured on data training saw
+checkpoint (`report.json`, workgym.train.playbook.result). Both are measured on data training saw
 or selected on, so the curve never enters the verdict. It is read once, before the look at the
 test split is recorded (a wrong path costs no look), and stored with the frozen inputs together
 with the sha256 of its file, so `--recompute` carries it unchanged.

@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from workgym.apps.cli.options import ImportModules, import_modules
+from workgym.apps.cli.env_options import ImportModules, import_modules
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workgym.apps.cli.options import ImportModules, load_env
+from workgym.apps.cli.env_options import ImportModules, load_env
 
 if TYPE_CHECKING:
     from workgym.guards.review import Decision, TrustedOutcomes

@@ -15,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from workgym.apps.cli.env_options import ImportModules, load_env
+
 out = Console(soft_wrap=True)
 
 
@@ -34,12 +36,12 @@ def imitation_gap_cmd(
     system_prompt: Annotated[str, typer.Option(help="policy system prompt")] = "",
     out_dir: Annotated[Path | None, typer.Option("--out", help="experiment directory")] = None,
     progress: bool = True,
+    imports: ImportModules = None,
 ) -> None:
     """Teacher-forced score vs free-running success, per family and model, with the slope."""
     from workgym.certify.imitation_gap import PLOT, REPORT, measure, slug
     from workgym.certify.teacher_forcing import as_scorer
     from workgym.core.errors import ConfigError
-    from workgym.core.loading import load
     from workgym.models import get_model
 
     if split == "test":
@@ -47,7 +49,7 @@ def imitation_gap_cmd(
             "imitation-gap reads gold trajectories, so it runs on train or dev only: "
             "pass --split dev"
         )
-    environment = load(env)
+    environment = load_env(env, imports)
     names = [model, *(checkpoints or [])]
     models = {
         name: as_scorer(get_model(name, base_url=base_url, api_key=api_key)) for name in names

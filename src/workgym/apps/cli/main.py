@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workgym.apps.cli.options import ImportModules, import_modules, load_env
+from workgym.apps.cli.env_options import ImportModules, import_modules, load_env
 from workgym.core.errors import ConfigError, ModelError
 from workgym.core.loading import registered
 from workgym.core.model import Sampling

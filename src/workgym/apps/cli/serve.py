@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from workgym.apps.cli.options import ImportModules, load_env
+from workgym.apps.cli.env_options import ImportModules, load_env
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from workgym.apps.cli.options import ImportModules, import_modules
+from workgym.apps.cli.env_options import ImportModules, import_modules
 
 
 def register(train_app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from workgym.apps.cli.options import ImportModules, load_env
+from workgym.apps.cli.env_options import ImportModules, load_env
 
 if TYPE_CHECKING:
     from rich.progress import Progress

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from workgym.apps.cli.options import ImportModules, import_modules
+from workgym.apps.cli.env_options import ImportModules, import_modules
 
 
 def view(

@@ -14,10 +14,11 @@ from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
 from workgym.train.playbook.config import TrainConfig
-from workgym.train.playbook.finish import TrainResult
-from workgym.train.playbook.loop import Observer, Trainer
+from workgym.train.playbook.loop import Trainer
 from workgym.train.playbook.playbook import Playbook
+from workgym.train.playbook.result import TrainResult
 from workgym.train.playbook.scoring import Baseline
+from workgym.train.playbook.state import Observer
 
 
 def resolve_reflector(

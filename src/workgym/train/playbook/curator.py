@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from workgym.train.playbook.deltas import Delta, DeltaOp, Rejection, apply_deltas
+from workgym.train.playbook.leak_lint import LeakLint
 from workgym.train.playbook.lessons import Reflection
-from workgym.train.playbook.lint import LeakLint
 from workgym.train.playbook.playbook import Playbook
 from workgym.train.playbook.text import normalize, similarity, word_count
 

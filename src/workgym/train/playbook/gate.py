@@ -31,7 +31,7 @@ from workgym.train.playbook.rollouts import Rollouts
 from workgym.train.playbook.scoring import derive_seed
 
 if TYPE_CHECKING:
-    from workgym.train.playbook.loop import Trainer
+    from workgym.train.playbook.state import TrainingState
 
 
 class GateA(BaseModel):
@@ -149,7 +149,7 @@ async def bisect(items: Sequence[T], attempt: Callable[[list[T]], Awaitable[bool
 
 
 class Gatekeeper:
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: TrainingState) -> None:
         self.t = trainer
 
     async def gate(

@@ -32,7 +32,7 @@ from workgym.train.playbook.runlog import LogDiverged
 from workgym.train.playbook.scoring import derive_seed, prompt_text
 
 if TYPE_CHECKING:
-    from workgym.train.playbook.loop import Trainer
+    from workgym.train.playbook.state import TrainingState
 
 
 SYSTEM = """\
@@ -152,7 +152,7 @@ async def call_reflector(model: Model, messages: list[Message], sampling: Sampli
 
 
 async def reflect_step(
-    t: Trainer, i: int, chosen: list[Group], roll: Rollouts, batch: list[Task]
+    t: TrainingState, i: int, chosen: list[Group], roll: Rollouts, batch: list[Task]
 ) -> tuple[Reflection, dict[str, tuple[str, str]]]:
     """The one reflection call of iteration i (read back from the log when resuming)."""
     if not chosen:

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workgym.envs.warehouse.generate.families.gold import (
+from workgym.envs.warehouse.generate.families.gold_answer import (
     Rejected,
     answer_of,
     result_hash,

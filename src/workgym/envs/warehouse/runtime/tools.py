@@ -22,7 +22,7 @@ from typing import Any
 
 from workgym.core.errors import ToolError
 from workgym.core.tools import Ctx, tool
-from workgym.envs.warehouse.generate.families.gold import plain
+from workgym.envs.warehouse.generate.families.gold_answer import plain
 from workgym.envs.warehouse.runtime.answers import SubmittedAnswer
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 from workgym.envs.warehouse.source.duck import qi

@@ -18,7 +18,7 @@ from rich.progress import Progress
 
 from workgym.core.tasks import canonical_json
 from workgym.envs.warehouse.generate.families import FAMILIES, NAMES, Context, Draft
-from workgym.envs.warehouse.generate.families.gold import Rejected
+from workgym.envs.warehouse.generate.families.gold_answer import Rejected
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner, check
 from workgym.envs.warehouse.runtime.answers import ABSTAIN_REASONS
 

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from workgym.envs.warehouse.generate.awkward import compare_naive
 from workgym.envs.warehouse.generate.families.draft import Draft
-from workgym.envs.warehouse.generate.families.gold import (
+from workgym.envs.warehouse.generate.families.gold_answer import (
     Rejected,
     answer_of,
     plain,

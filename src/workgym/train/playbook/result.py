@@ -17,7 +17,7 @@ from workgym.train.playbook.playbook import Playbook, save_playbook
 from workgym.train.playbook.report import TokenEfficiency, plot_learning_curve, token_efficiency
 
 if TYPE_CHECKING:
-    from workgym.train.playbook.loop import Trainer
+    from workgym.train.playbook.state import TrainingState
 
 PLAYBOOK_FILE = "playbook.md"
 DEV_NOTE = (
@@ -51,7 +51,7 @@ def _best(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
-def finish_run(t: Trainer) -> TrainResult:
+def finish_run(t: TrainingState) -> TrainResult:
     events = t.log.events()
     checkpoints = [e for e in events if e["kind"] == "checkpoint"]
     baselines = [e for e in events if e["kind"] == "baseline"]
