@@ -36,6 +36,23 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 
+@app.callback()
+def root(
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="import the environment class a directory's manifest names even when it is "
+            "not an installed, registered environment (only for directories you wrote)",
+        ),
+    ] = False,
+) -> None:
+    """Reinforcement-learning environments for AI agents, built around one real job."""
+    from workgym.core.loading import set_user_trust
+
+    set_user_trust(trust)
+
+
 def _fail(message: str) -> NoReturn:
     from rich.markup import escape
 
