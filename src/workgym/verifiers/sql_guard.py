@@ -214,11 +214,27 @@ def _is_query(stmt: exp.Expression) -> bool:
 
 
 def check_read_only(sql: str, engine: Engine = "duckdb") -> GuardResult:
-    """Refuse anything that is not exactly one read-only SELECT in `engine`'s dialect."""
+    """Refuse anything that is not exactly one read-only SELECT in `engine`'s dialect.
+
+    SQL nested deeper than the parser's recursion can follow is the agent's parse error (a
+    clear message, and a wrong verdict), never an exception that would make it a verifier error.
+    """
     if engine not in DIALECTS:
         raise ValueError(f"unknown engine {engine!r}: use one of {sorted(DIALECTS)}")
     if len(sql) > MAX_SQL_CHARS:
         return _refuse(f"the query is longer than {MAX_SQL_CHARS} characters; shorten it")
+    try:
+        return _check(sql, engine)
+    except RecursionError:
+        return GuardResult(
+            ok=False,
+            kind="parse_error",
+            reason="the query nests too deeply to parse (parentheses or subqueries hundreds of "
+            "levels deep); flatten it into one plain SELECT",
+        )
+
+
+def _check(sql: str, engine: Engine) -> GuardResult:
     try:
         parsed = sqlglot.parse(sql, read=DIALECTS[engine])
     except (ParseError, TokenError) as err:
