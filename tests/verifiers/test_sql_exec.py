@@ -169,6 +169,34 @@ def test_row_cap_fetches_one_more_and_flags_truncation(
     assert exact.ok and not exact.truncated and len(exact.rows) == 8
 
 
+HUGE_ROWS = {  # 200 rows of 5 MB (issue 18, item 2), in each engine's words
+    "duckdb": "SELECT repeat('x',5000000) FROM range(200)",
+    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 200)"
+    " SELECT replace(hex(zeroblob(2500000)), '0', 'x') FROM r",
+    "postgres": "SELECT repeat('x',5000000) FROM generate_series(1, 200)",
+}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
+def test_huge_rows_stop_at_the_byte_cap_with_a_message(
+    engine: str, flights_db: Path, flights_sqlite: Path, request: pytest.FixtureRequest
+) -> None:
+    target = {"duckdb": flights_db, "sqlite": flights_sqlite}.get(engine)
+    if engine == "postgres":
+        target = request.getfixturevalue("pg_reader")
+    result = execute_sql(
+        HUGE_ROWS[engine],
+        target,  # type: ignore[arg-type]
+        engine=engine,  # type: ignore[arg-type]
+        max_rows=200,
+        max_bytes=12 * 2**20,
+    )
+    assert result.ok and result.truncated and len(result.rows) == 2  # 2 x 5 MB fit in 12 MiB
+    assert result.note and "size cap" in result.note and "first 2 rows" in result.note
+    small = execute_sql("SELECT carrier FROM airlines", target, engine=engine, max_bytes=10**6)  # type: ignore[arg-type]
+    assert small.ok and not small.truncated and small.note is None and small.rows
+
+
 def test_errors_are_statuses_not_rows(flights_db: Path, flights_sqlite: Path) -> None:
     for engine, db in (("duckdb", flights_db), ("sqlite", flights_sqlite)):
         result = execute_sql("SELECT no_such_column FROM flights", db, engine=engine)  # type: ignore[arg-type]
