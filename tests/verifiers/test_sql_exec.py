@@ -14,6 +14,15 @@ from sqlv_fixtures import file_digest, pg_checksum
 from workgym.verifiers.sql_exec import execute_sql
 
 flights_db, flights_sqlite, pg_reader = fx.flights_db, fx.flights_sqlite, fx.pg_reader
+
+
+def _target(engine: str, request: pytest.FixtureRequest) -> Path | str:
+    """The flights database of `engine` (PostgreSQL only when a server is configured)."""
+    fixture = {"duckdb": "flights_db", "sqlite": "flights_sqlite", "postgres": "pg_reader"}
+    target: Path | str = request.getfixturevalue(fixture[engine])
+    return target
+
+
 REFUSED = ("forbidden", "error")
 
 # The refusal matrix, written for each engine's own syntax, run with guard=False.
@@ -143,11 +152,9 @@ CARTESIAN = "SELECT count(*) FROM flights a, flights b, flights c"
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
 def test_cartesian_product_times_out_as_a_status(
-    engine: str, flights_db: Path, flights_sqlite: Path, request: pytest.FixtureRequest
+    engine: str, request: pytest.FixtureRequest
 ) -> None:
-    target = {"duckdb": flights_db, "sqlite": flights_sqlite}.get(engine)
-    if engine == "postgres":
-        target = request.getfixturevalue("pg_reader")
+    target = _target(engine, request)
     start = time.perf_counter()
     result = execute_sql(CARTESIAN, target, engine=engine, timeout_s=0.5)  # type: ignore[arg-type]
     assert result.status == "timeout" and result.rows == []
@@ -157,11 +164,9 @@ def test_cartesian_product_times_out_as_a_status(
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
 def test_row_cap_fetches_one_more_and_flags_truncation(
-    engine: str, flights_db: Path, flights_sqlite: Path, request: pytest.FixtureRequest
+    engine: str, request: pytest.FixtureRequest
 ) -> None:
-    target = {"duckdb": flights_db, "sqlite": flights_sqlite}.get(engine)
-    if engine == "postgres":
-        target = request.getfixturevalue("pg_reader")
+    target = _target(engine, request)
     sql = "SELECT a.month, b.day FROM flights a, flights b"
     result = execute_sql(sql, target, engine=engine, max_rows=100)  # type: ignore[arg-type]
     assert result.ok and result.truncated and len(result.rows) == 100
@@ -179,11 +184,9 @@ HUGE_ROWS = {  # 200 rows of 5 MB (issue 18, item 2), in each engine's words
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
 def test_huge_rows_stop_at_the_byte_cap_with_a_message(
-    engine: str, flights_db: Path, flights_sqlite: Path, request: pytest.FixtureRequest
+    engine: str, request: pytest.FixtureRequest
 ) -> None:
-    target = {"duckdb": flights_db, "sqlite": flights_sqlite}.get(engine)
-    if engine == "postgres":
-        target = request.getfixturevalue("pg_reader")
+    target = _target(engine, request)
     result = execute_sql(
         HUGE_ROWS[engine],
         target,  # type: ignore[arg-type]
