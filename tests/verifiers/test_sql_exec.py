@@ -128,8 +128,11 @@ def test_postgres_role_alone_cannot_write(pg_reader: str) -> None:
     """Third layer: even in a read-write transaction the role has no write privilege."""
     import psycopg
 
-    with psycopg.connect(pg_reader) as con, pytest.raises(psycopg.errors.InsufficientPrivilege):
-        con.execute("DELETE FROM flights")
+    with psycopg.connect(pg_reader) as con:
+        con.execute("SET default_transaction_read_only = off")  # the role's default is on
+        con.commit()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            con.execute("DELETE FROM flights")
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])

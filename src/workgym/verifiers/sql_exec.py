@@ -16,7 +16,8 @@ Each engine is locked down by its own means, so this layer holds even when the p
   transactions), one statement per `execute`. Timeout: a progress handler.
 - PostgreSQL (psycopg 3, imported lazily): `default_transaction_read_only=on` and a READ ONLY
   transaction that is always rolled back, the statement prepared server-side (one statement only),
-  `statement_timeout`. Point it at a SELECT-only role for the third layer.
+  `statement_timeout`, and the role itself must be a SELECT-only reader (`pg_reader`): a role
+  that can write, create, run SQL from a string or signal sessions is refused before any query.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from urllib.parse import quote
 import duckdb
 from pydantic import BaseModel, Field
 
+from workgym.verifiers.pg_reader import checked_problems, refusal
 from workgym.verifiers.sql_budget import DEFAULT_MAX_BYTES, ResultBudget
 from workgym.verifiers.sql_guard import Engine, check_read_only
 
@@ -255,6 +257,9 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
         return SqlResult(status="error", error=_one_line(err))
     try:
         con.execute("SET TRANSACTION READ ONLY")
+        problems = checked_problems(dsn, con)
+        if problems:
+            return SqlResult(status="forbidden", error=refusal(problems))
         cur = con.cursor()
         # Streamed in single-row mode over the extended protocol: the server refuses more than
         # one statement, and rows arrive one at a time instead of as one buffered result.

@@ -120,6 +120,17 @@ _FORBIDDEN_PREFIXES = (
     "pg_switch",
     "pg_backup",
     "pg_import",
+    # SQL given as a string runs unseen by this guard (query_to_xml('SELECT ...')).
+    "query_to_xml",
+    "cursor_to_xml",
+    "table_to_xml",
+    "schema_to_xml",
+    "database_to_xml",
+    "ts_stat",
+    "ts_rewrite",
+    "crosstab",
+    "connectby",
+    "xpath_table",
 )
 _PATHLIKE = re.compile(r"[/\\:.~]")
 
