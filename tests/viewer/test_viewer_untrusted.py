@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from viewer_support import make_run
+from viewer_support import make_run, start_view
 
 import workgym as wg
 from workgym.apps.viewer.app import create_app
@@ -108,3 +108,50 @@ def test_a_registered_environment_saved_inside_the_root_still_shows_its_answers(
     _point_run_at(sent / "runs" / "r", "envs/toy")
     truth = _open_episode(sent, sent / "runs" / "r")
     assert truth["available"] and truth["note"] is None and "answer" in truth
+
+
+def test_workgym_view_on_a_crafted_folder_imports_nothing(tmp_path: Path) -> None:
+    """The real command, in its own process, with the canary importable on its path."""
+    import os
+    import shutil
+    import signal
+    import time
+    import urllib.error
+    import urllib.request
+
+    root = tmp_path / "crafted"
+    make_run(root / "runs", "r", "scripted/oracle", epochs=1)
+    shutil.copytree(root / "runs" / "r", root / "runs" / "r2")
+    _manifest(root / "x;touch PWNED;", "os:system")
+    _point_run_at(root / "runs" / "r", "x;touch PWNED;")
+    _manifest(root / "envs" / "canary", f"{CANARY_MODULE}:Env")
+    _point_run_at(root / "runs" / "r2", "envs/canary")
+    code = tmp_path / "code"
+    code.mkdir()
+    fired = tmp_path / "CANARY_FIRED"
+    (code / f"{CANARY_MODULE}.py").write_text(
+        f"from pathlib import Path\nPath({str(fired)!r}).write_text('imported')\nclass Env: ...\n"
+    )
+    path = os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")])
+    proc, url = start_view(root, env={**os.environ, "PYTHONPATH": path}, cwd=root)
+    try:
+        assert url, "the viewer printed no URL"
+
+        def get(query: str) -> Any:
+            for _ in range(100):
+                try:
+                    with urllib.request.urlopen(url + query, timeout=10) as r:
+                        return json.loads(r.read())
+                except (urllib.error.URLError, ConnectionError):
+                    time.sleep(0.1)
+            raise AssertionError("viewer did not answer")
+
+        for run in ("runs/r", "runs/r2"):
+            row = get(f"api/episodes?run={run}&limit=1")["rows"][0]
+            page = get(f"api/episode?run={run}&task_id={row['task_id']}&epoch={row['epoch']}")
+            assert not page["truth"]["available"], run
+            assert "not an installed, registered environment" in page["truth"]["note"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=15)
+    assert not fired.exists() and not list(tmp_path.rglob("PWNED"))
