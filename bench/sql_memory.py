@@ -7,10 +7,14 @@ agent reads. Targets: < 300 MB and < 6 s per engine.
 
     python bench/sql_memory.py                # DuckDB and SQLite
     WORKGYM_TEST_PG=postgresql://... python bench/sql_memory.py   # and PostgreSQL
+
+With WORKGYM_TEST_PG (a role that may create roles and schemas, as `.ci/run` makes), the query
+runs as a fresh SELECT-only reader (workgym.verifiers.pg_reader), which is dropped afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -19,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -50,16 +56,39 @@ def worker(engine: str, database: str) -> None:
                       "note": note}))  # fmt: skip
 
 
+@contextlib.contextmanager
+def pg_reader(admin: str) -> Iterator[str]:
+    """DSN of a throwaway SELECT-only role on an empty schema of the `admin` database."""
+    import psycopg
+
+    from workgym.verifiers.pg_reader import reader_role_sql
+
+    tag = uuid.uuid4().hex[:8]
+    schema, role, password = f"wg_bench_{tag}", f"wg_bench_reader_{tag}", uuid.uuid4().hex
+    con = psycopg.connect(admin, autocommit=True)
+    con.execute(f"CREATE SCHEMA {schema}")
+    for statement in reader_role_sql(role, password, schema):
+        con.execute(statement)
+    info = con.info
+    try:
+        yield f"postgresql://{role}:{password}@{info.host}:{info.port}/{info.dbname}"
+    finally:
+        con.execute(f"DROP SCHEMA {schema} CASCADE")
+        con.execute(f"DROP ROLE {role}")
+        con.close()
+
+
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    admin = os.environ.get("WORKGYM_TEST_PG")
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         duck = Path(tmp) / "w.duckdb"
         duckdb.connect(str(duck)).execute("CREATE TABLE t AS SELECT 1 AS x").close()
         lite = Path(tmp) / "w.sqlite"
         with sqlite3.connect(lite) as con:
             con.execute("CREATE TABLE t (x INTEGER)")
         targets = {"duckdb": str(duck), "sqlite": str(lite)}
-        if os.environ.get("WORKGYM_TEST_PG"):
-            targets["postgres"] = os.environ["WORKGYM_TEST_PG"]
+        if admin:
+            targets["postgres"] = stack.enter_context(pg_reader(admin))
         else:
             print("postgres: skipped (set WORKGYM_TEST_PG to a server to include it)")
         failed = False
@@ -71,7 +100,8 @@ def main() -> None:
                 failed = True
                 continue
             r = json.loads(done.stdout.strip().splitlines()[-1])
-            ok = r["peak_mb"] < TARGET_MB and r["s"] < TARGET_S and r["note"]
+            truncated = str(r["note"]).startswith("result truncated")
+            ok = r["peak_mb"] < TARGET_MB and r["s"] < TARGET_S and truncated
             failed |= not ok
             print(
                 f"{engine:8s} peak RSS {r['peak_mb']:6.0f} MB  time {r['s']:5.2f} s  "
