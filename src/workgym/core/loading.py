@@ -11,8 +11,9 @@ Directories travel: people open run folders and environments they were sent, so 
 data, and data must never choose what code runs (a manifest with `entry: "os:system"` once ran a
 shell command when the viewer opened an episode). `load_dir` imports an entry only when
 `is_trusted` holds: the class of a registered environment, a workgym class that only exists as
-generated directories (`SAVED_ONLY`), or any class when the user typed `--trust` (or passed
-`trust=True`). The content hash is then checked by that class.
+generated directories (`SAVED_ONLY`), a class of a module the user passed to `--import`, or any
+class when the user typed `--trust` (or passed `trust=True`). The content hash is then checked
+by that class.
 """
 
 from __future__ import annotations
@@ -47,12 +48,18 @@ E = TypeVar("E", bound=type[Environment])
 # directory; trusted like registered ones.
 SAVED_ONLY = frozenset({"workgym.envs.warehouse.runtime.env:WarehouseEnv"})
 _user_trusts = False
+_user_modules: set[str] = set()
 
 
 def set_user_trust(trusted: bool) -> None:
     """Record the user's `--trust` for this process (the CLI's root option sets it each run)."""
     global _user_trusts
     _user_trusts = trusted
+
+
+def trust_module(name: str) -> None:
+    """Classes of module `name` may be imported from manifests: the user named it (`--import`)."""
+    _user_modules.add(name)
 
 
 def entry_of(cls: type[Environment]) -> str:
@@ -95,9 +102,12 @@ def registered_class(env_id: str) -> type[Environment] | None:
 
 def is_trusted(entry: str) -> bool:
     """Whether a manifest's `entry` may be imported: a class the registry knows (an installed
-    entry point or a class registered in this process), one of `SAVED_ONLY`, or anything once
-    the user typed `--trust`. The rule lives here; `load_dir` applies it before any import."""
-    return _user_trusts or entry in SAVED_ONLY or entry in ENVIRONMENTS.sources()
+    entry point or a class registered in this process), one of `SAVED_ONLY`, a class of a module
+    the user passed to `--import`, or anything once the user typed `--trust`. The rule lives
+    here; `load_dir` applies it before any import."""
+    if _user_trusts or entry in SAVED_ONLY or entry.partition(":")[0] in _user_modules:
+        return True
+    return entry in ENVIRONMENTS.sources()
 
 
 def load(ref: str | Path, *, trust: bool = False) -> Environment:
@@ -144,8 +154,8 @@ def load_dir(path: Path, *, trust: bool = False) -> Environment:
     if not (trust or is_trusted(entry)):
         raise ConfigError(
             f"{path}: its manifest names code {entry!r}, which is not an installed, registered "
-            "environment, so it was not imported; install the package that registers it, "
-            "--import the module that does, or pass --trust if you wrote this directory yourself"
+            f"environment, so it was not imported; {IMPORT_HINT}, or pass --trust if you wrote "
+            "this directory yourself"
         )
     env = environment_class(entry, path)(path)
     saved = env.saved_tasks()
