@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 
 import pytest
 
 import workgym as wg
 from workgym.envs.toy.env import ToyShop
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_workgym_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Logs that live under $WORKGYM_HOME (looks, served attempts) stay inside the test session:
+    attempt counts must not pile up across runs of the suite in the real home."""
+    before = os.environ.get("WORKGYM_HOME")
+    os.environ["WORKGYM_HOME"] = str(tmp_path_factory.mktemp("workgym-home"))
+    yield
+    if before is None:
+        os.environ.pop("WORKGYM_HOME", None)
+    else:
+        os.environ["WORKGYM_HOME"] = before
 
 
 @pytest.fixture(scope="session")

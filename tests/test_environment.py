@@ -61,12 +61,12 @@ def test_generic_saved_env_reads_its_tasks_and_detects_tampering(tmp_path: Path)
     tasks = SEED_TASKS
     env = Seeded()
     env.save(tmp_path / "e")
-    back = wg.load(tmp_path / "e")
+    back = wg.load(tmp_path / "e", trust=True)  # an unregistered class the test wrote
     assert [t.id for t in back.taskset] == [t.id for t in tasks]
     with (tmp_path / "e" / "tasks.jsonl").open("a") as fh:
         fh.write(wg.Task(family="g", prompt="extra").model_dump_json() + "\n")
     with pytest.raises(wg.ConfigError, match="changed after it was saved"):
-        wg.load(tmp_path / "e")
+        wg.load(tmp_path / "e", trust=True)
 
 
 def test_load_errors_say_what_to_do(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_load_errors_say_what_to_do(tmp_path: Path) -> None:
         json.dumps({"format": "workgym-env/1", "entry": "nowhere.mod:Env", "content_hash": ""})
     )
     with pytest.raises(wg.ConfigError, match="install the package"):
-        wg.load(tmp_path / "alien")
+        wg.load(tmp_path / "alien", trust=True)
 
 
 def test_saving_a_class_defined_in_a_function_fails_early(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from fakes.chat_server import (
     slow,
     text,
     tool_calls,
+    truncated_json,
     with_logprobs,
 )
 from workgym.core.errors import ConfigError, ModelError
@@ -241,9 +242,22 @@ def test_logprobs_and_token_ids(server: FakeChatServer, on_choice: bool) -> None
 def test_no_choices_is_retryable_model_error(server: FakeChatServer) -> None:
     server.script(raw({"id": "x", "object": "chat.completion", "choices": []}))
     with pytest.raises(ModelError) as info:
-        complete(model_for(server))
+        complete(model_for(server, max_retries=0))
     assert info.value.retryable is True
     assert "no choices" in str(info.value)
+    server.script(raw({"id": "x", "object": "chat.completion", "choices": []}), text("back"))
+    out = complete(model_for(server))  # retried like any other fault of the server
+    assert out.message.content == "back" and out.retries == 1
+
+
+def test_a_truncated_json_reply_is_retried(server: FakeChatServer) -> None:
+    server.script(truncated_json(), text("whole"))
+    out = complete(model_for(server))
+    assert out.message.content == "whole" and out.retries == 1
+    server.script(truncated_json())
+    with pytest.raises(ModelError, match="not valid JSON") as info:
+        complete(model_for(server, max_retries=0))
+    assert info.value.retryable is True
 
 
 @pytest.mark.parametrize("status", [401, 403])

@@ -171,6 +171,12 @@ def raw(body: dict[str, Any] | str, status: int = 200) -> ScriptedReply:
     return ScriptedReply(status=status, body=body)
 
 
+def truncated_json(keep: int = 60) -> ScriptedReply:
+    """A 200 reply whose JSON body stops after `keep` characters (a proxy cut it short)."""
+    body = json.dumps(completion_body({"content": "cut short"}))[:keep]
+    return ScriptedReply(status=200, body=body, headers={"Content-Type": "application/json"})
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
@@ -206,10 +212,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.send_response(reply.status)
             content_type = "application/json" if isinstance(reply.body, dict) else "text/plain"
-            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Type", reply.headers.get("Content-Type", content_type))
             self.send_header("Content-Length", str(len(encoded)))
             for key, value in reply.headers.items():
-                self.send_header(key, value)
+                if key != "Content-Type":
+                    self.send_header(key, value)
             self.end_headers()
             self.wfile.write(encoded)
         except (BrokenPipeError, ConnectionResetError):

@@ -23,7 +23,8 @@ from workgym.run.runner import Run  # noqa: E402
 def grpo(*args: str) -> tuple[int, str]:
     """Exit code and output; a ConfigError (which `workgym` prints as one line and exits 2
     with) comes back as code 2 and its message."""
-    result = CliRunner().invoke(app, ["train", "grpo", *args])
+    # --trust: OpeningChar is a test class, not an installed, registered environment.
+    result = CliRunner().invoke(app, ["--trust", "train", "grpo", *args])
     if isinstance(result.exception, ConfigError):
         return 2, str(result.exception)
     return result.exit_code, result.output + (repr(result.exception) if result.exception else "")

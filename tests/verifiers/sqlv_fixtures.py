@@ -18,6 +18,8 @@ from typing import Any
 import duckdb
 import pytest
 
+from workgym.verifiers.pg_reader import reader_role_sql
+
 # Orphans on purpose: dest SJU/BQN are not airports, tailnums N180AA..N199AA are not planes.
 FLIGHTS_SQL = """
 CREATE TABLE airlines AS SELECT * FROM (VALUES
@@ -118,10 +120,8 @@ def pg_reader(flights_db: Path) -> Iterator[str]:
         with con.cursor().copy(f"COPY {schema}.{table} ({', '.join(cols)}) FROM STDIN") as cp:
             for row in rows:
                 cp.write_row(row)
-    con.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
-    con.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
-    con.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
-    con.execute(f"ALTER ROLE {role} SET search_path = {schema}")
+    for statement in reader_role_sql(role, password, schema):
+        con.execute(statement)
     info = con.info
     dsn = f"postgresql://{role}:{password}@{info.host}:{info.port}/{info.dbname}"
     try:

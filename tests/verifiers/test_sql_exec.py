@@ -14,6 +14,15 @@ from sqlv_fixtures import file_digest, pg_checksum
 from workgym.verifiers.sql_exec import execute_sql
 
 flights_db, flights_sqlite, pg_reader = fx.flights_db, fx.flights_sqlite, fx.pg_reader
+
+
+def _target(engine: str, request: pytest.FixtureRequest) -> Path | str:
+    """The flights database of `engine` (PostgreSQL only when a server is configured)."""
+    fixture = {"duckdb": "flights_db", "sqlite": "flights_sqlite", "postgres": "pg_reader"}
+    target: Path | str = request.getfixturevalue(fixture[engine])
+    return target
+
+
 REFUSED = ("forbidden", "error")
 
 # The refusal matrix, written for each engine's own syntax, run with guard=False.
@@ -119,8 +128,11 @@ def test_postgres_role_alone_cannot_write(pg_reader: str) -> None:
     """Third layer: even in a read-write transaction the role has no write privilege."""
     import psycopg
 
-    with psycopg.connect(pg_reader) as con, pytest.raises(psycopg.errors.InsufficientPrivilege):
-        con.execute("DELETE FROM flights")
+    with psycopg.connect(pg_reader) as con:
+        con.execute("SET default_transaction_read_only = off")  # the role's default is on
+        con.commit()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            con.execute("DELETE FROM flights")
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
@@ -143,11 +155,9 @@ CARTESIAN = "SELECT count(*) FROM flights a, flights b, flights c"
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
 def test_cartesian_product_times_out_as_a_status(
-    engine: str, flights_db: Path, flights_sqlite: Path, request: pytest.FixtureRequest
+    engine: str, request: pytest.FixtureRequest
 ) -> None:
-    target = {"duckdb": flights_db, "sqlite": flights_sqlite}.get(engine)
-    if engine == "postgres":
-        target = request.getfixturevalue("pg_reader")
+    target = _target(engine, request)
     start = time.perf_counter()
     result = execute_sql(CARTESIAN, target, engine=engine, timeout_s=0.5)  # type: ignore[arg-type]
     assert result.status == "timeout" and result.rows == []
@@ -157,16 +167,40 @@ def test_cartesian_product_times_out_as_a_status(
 
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
 def test_row_cap_fetches_one_more_and_flags_truncation(
-    engine: str, flights_db: Path, flights_sqlite: Path, request: pytest.FixtureRequest
+    engine: str, request: pytest.FixtureRequest
 ) -> None:
-    target = {"duckdb": flights_db, "sqlite": flights_sqlite}.get(engine)
-    if engine == "postgres":
-        target = request.getfixturevalue("pg_reader")
+    target = _target(engine, request)
     sql = "SELECT a.month, b.day FROM flights a, flights b"
     result = execute_sql(sql, target, engine=engine, max_rows=100)  # type: ignore[arg-type]
     assert result.ok and result.truncated and len(result.rows) == 100
     exact = execute_sql("SELECT * FROM airlines", target, engine=engine, max_rows=8)  # type: ignore[arg-type]
     assert exact.ok and not exact.truncated and len(exact.rows) == 8
+
+
+HUGE_ROWS = {  # 200 rows of 5 MB (issue 18, item 2), in each engine's words
+    "duckdb": "SELECT repeat('x',5000000) FROM range(200)",
+    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 200)"
+    " SELECT replace(hex(zeroblob(2500000)), '0', 'x') FROM r",
+    "postgres": "SELECT repeat('x',5000000) FROM generate_series(1, 200)",
+}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
+def test_huge_rows_stop_at_the_byte_cap_with_a_message(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    target = _target(engine, request)
+    result = execute_sql(
+        HUGE_ROWS[engine],
+        target,  # type: ignore[arg-type]
+        engine=engine,  # type: ignore[arg-type]
+        max_rows=200,
+        max_bytes=12 * 2**20,
+    )
+    assert result.ok and result.truncated and len(result.rows) == 2  # 2 x 5 MB fit in 12 MiB
+    assert result.note and "size cap" in result.note and "first 2 rows" in result.note
+    small = execute_sql("SELECT carrier FROM airlines", target, engine=engine, max_bytes=10**6)  # type: ignore[arg-type]
+    assert small.ok and not small.truncated and small.note is None and small.rows
 
 
 def test_errors_are_statuses_not_rows(flights_db: Path, flights_sqlite: Path) -> None:

@@ -146,6 +146,10 @@ def test_gold_and_candidate_never_share_a_connection(
                 self.ran.append(query.query)
             return self.con.execute(query, *args)
 
+        def sql(self, query: str) -> Any:  # how sql_exec runs the statement it checked
+            self.ran.append(query)
+            return self.con.sql(query)
+
         def __getattr__(self, name: str) -> Any:
             return getattr(self.con, name)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from viewer_support import EARLY, Served
+from viewer_support import EARLY, Served, start_view
 
 from workgym.apps.viewer.reviews import REVIEWS
 
@@ -180,22 +179,8 @@ def test_compare_endpoint(served: Served) -> None:
 
 
 def test_view_command_binds_localhost_and_prints_the_url(viewer_root: Path) -> None:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workgym", "view", str(viewer_root), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
+    proc, url = start_view(viewer_root)
     try:
-        assert proc.stdout is not None
-        url = ""
-        deadline = time.monotonic() + 30
-        while not url and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if line.startswith("open: "):
-                url = line.split()[1]
         assert url.startswith("http://127.0.0.1:"), url
         for _ in range(100):
             try:

@@ -9,7 +9,11 @@ success) and addressing the grader.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -291,3 +295,24 @@ def make_certificate(directory: Path, base_run: str, cand_run: str) -> Path:
         "</body></html>"
     )
     return directory
+
+
+def start_view(
+    root: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """`workgym view ROOT --port 0` in its own process, and the URL it printed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workgym", "view", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**(env or os.environ), "PYTHONUNBUFFERED": "1"},
+        cwd=cwd,
+    )
+    assert proc.stdout is not None
+    url, deadline = "", time.monotonic() + 30
+    while not url and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith("open: "):
+            url = line.split()[1]
+    return proc, url

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from workgym.envs.warehouse.runtime.tools import (
     query,
 )
 from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.verifiers.pg_reader import reader_role_sql
 
 # Each must be refused by run_sql (and by the SQL verifier, see test_warehouse_env).
 FORBIDDEN = {
@@ -128,17 +130,27 @@ def test_run_sql_refuses_on_postgres(nyc_card: SchemaCard) -> None:
         con = psycopg.connect(url, autocommit=True, connect_timeout=3)
     except psycopg.Error as exc:
         pytest.skip(f"no PostgreSQL at WORKGYM_TEST_PG ({' '.join(str(exc).split())})")
-    con.execute("CREATE TABLE IF NOT EXISTS wg_tools_airlines (carrier text, name text)")
-    con.execute("TRUNCATE wg_tools_airlines")
-    con.execute("INSERT INTO wg_tools_airlines VALUES ('UA', 'United')")
+    tag = uuid.uuid4().hex[:8]
+    schema, role, password = f"wg_tools_{tag}", f"wg_tools_reader_{tag}", uuid.uuid4().hex
+    con.execute(f"CREATE SCHEMA {schema}")
+    con.execute(f"CREATE TABLE {schema}.wg_tools_airlines (carrier text, name text)")
+    con.execute(f"INSERT INTO {schema}.wg_tools_airlines VALUES ('UA', 'United')")
+    for statement in reader_role_sql(role, password, schema):
+        con.execute(statement)
+    info = con.info
+    reader = f"postgresql://{role}:{password}@{info.host}:{info.port}/{info.dbname}"
     try:
-        state = WarehouseState(database=url, card=nyc_card, engine="postgres")
+        state = WarehouseState(database=reader, card=nyc_card, engine="postgres")
         assert query(state, "SELECT count(*) FROM wg_tools_airlines")["rows"] == [[1]]
         for name, sql in FORBIDDEN.items():
             with pytest.raises(ToolError, match=r"forbidden|parse_error"):
                 query(state, sql.format(t="wg_tools_airlines", c="name"))
-            rows = con.execute("SELECT count(*) FROM wg_tools_airlines").fetchone()
+            rows = con.execute(f"SELECT count(*) FROM {schema}.wg_tools_airlines").fetchone()
             assert rows == (1,), name
+        admin = WarehouseState(database=url, card=nyc_card, engine="postgres")
+        with pytest.raises(ToolError, match="SELECT-only role"):
+            query(admin, "SELECT 1")
     finally:
-        con.execute("DROP TABLE wg_tools_airlines")
+        con.execute(f"DROP SCHEMA {schema} CASCADE")
+        con.execute(f"DROP ROLE {role}")
         con.close()

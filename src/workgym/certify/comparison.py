@@ -30,7 +30,7 @@ from workgym.certify.schema import (
 )
 from workgym.core.errors import ConfigError
 from workgym.guards.review import REVIEWS, counted, read_reviews
-from workgym.run.rundir import EPISODES
+from workgym.run.rundir import EPISODES, superseded_lines
 from workgym.stats import bootstrap
 from workgym.stats import tests as stats
 
@@ -62,9 +62,10 @@ def episodes_digest(run: Path) -> tuple[str, int]:
 
 def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
     out: dict[tuple[str, int], dict[str, Any]] = {}
+    replaced = superseded_lines(run)  # lines --retry-errors replaced: the later line counts
     with (run / EPISODES).open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+            if not line.strip() or lineno in replaced:
                 continue
             try:
                 record = json.loads(line)

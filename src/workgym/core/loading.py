@@ -6,6 +6,14 @@ package declares its own the same way) and classes decorated with `@register` in
 (a module passed to `--import`). A directory's manifest names the class that saved it
 (`entry`); `environment_class` is the one place that imports it, and `is_trusted` says whether
 the registry vouches for it.
+
+Directories travel: people open run folders and environments they were sent, so a manifest is
+data, and data must never choose what code runs (a manifest with `entry: "os:system"` once ran a
+shell command when the viewer opened an episode). `load_dir` imports an entry only when
+`is_trusted` holds: the class of a registered environment, a workgym class that only exists as
+generated directories (`SAVED_ONLY`), a class of a module the user passed to `--import`, or any
+class when the user typed `--trust` (or passed `trust=True`). The content hash is then checked
+by that class.
 """
 
 from __future__ import annotations
@@ -35,6 +43,23 @@ ENVIRONMENTS: Registry[Callable[[], Environment]] = Registry(
 )
 
 E = TypeVar("E", bound=type[Environment])
+
+# workgym's environment classes with no registered id because every instance is a generated
+# directory; trusted like registered ones.
+SAVED_ONLY = frozenset({"workgym.envs.warehouse.runtime.env:WarehouseEnv"})
+_user_trusts = False
+_user_modules: set[str] = set()
+
+
+def set_user_trust(trusted: bool) -> None:
+    """Record the user's `--trust` for this process (the CLI's root option sets it each run)."""
+    global _user_trusts
+    _user_trusts = trusted
+
+
+def trust_module(name: str) -> None:
+    """Classes of module `name` may be imported from manifests: the user named it (`--import`)."""
+    _user_modules.add(name)
 
 
 def entry_of(cls: type[Environment]) -> str:
@@ -76,17 +101,21 @@ def registered_class(env_id: str) -> type[Environment] | None:
 
 
 def is_trusted(entry: str) -> bool:
-    """Whether a manifest's `entry` names a class the registry knows (an installed entry point
-    or a class registered in this process): the rule for which saved code may be imported
-    lives here, and `environment_class` is where it is applied."""
+    """Whether a manifest's `entry` may be imported: a class the registry knows (an installed
+    entry point or a class registered in this process), one of `SAVED_ONLY`, a class of a module
+    the user passed to `--import`, or anything once the user typed `--trust`. The rule lives
+    here; `load_dir` applies it before any import."""
+    if _user_trusts or entry in SAVED_ONLY or entry.partition(":")[0] in _user_modules:
+        return True
     return entry in ENVIRONMENTS.sources()
 
 
-def load(ref: str | Path) -> Environment:
-    """An environment from a saved directory or a registered id."""
+def load(ref: str | Path, *, trust: bool = False) -> Environment:
+    """An environment from a saved directory or a registered id; `trust=True` imports a
+    directory's class even when no registry vouches for it (only for directories you wrote)."""
     path = Path(ref)
     if (path / MANIFEST).exists():
-        return load_dir(path)
+        return load_dir(path, trust=trust)
     if path.exists():
         raise ConfigError(
             f"{path} is not an environment directory (no {MANIFEST}); "
@@ -111,24 +140,31 @@ def environment_class(entry: str, path: Path) -> type[Environment]:
     return obj
 
 
-def load_dir(path: Path) -> Environment:
-    """The environment saved in `path`, checked against its manifest's content hash."""
+def load_dir(path: Path, *, trust: bool = False) -> Environment:
+    """The environment saved in `path`, checked against its manifest's content hash; its class
+    is imported only when `is_trusted` (or `trust`) says so."""
     try:
         manifest = json.loads((path / MANIFEST).read_text())
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path / MANIFEST} is not valid JSON ({exc}); re-save it") from exc
-    if manifest.get("format") != MANIFEST_FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else manifest
+        raise ConfigError(f"{path} has format {found!r}; this workgym reads {MANIFEST_FORMAT}")
+    entry = str(manifest.get("entry", ""))
+    if not (trust or is_trusted(entry)):
         raise ConfigError(
-            f"{path} has format {manifest.get('format')!r}; this workgym reads {MANIFEST_FORMAT}"
+            f"{path}: its manifest names code {entry!r}, which is not an installed, registered "
+            f"environment, so it was not imported; {IMPORT_HINT}, or pass --trust if you wrote "
+            "this directory yourself"
         )
-    env = environment_class(str(manifest["entry"]), path)(path)
+    env = environment_class(entry, path)(path)
     saved = env.saved_tasks()
     if saved is not None and type(env).tasks is not Environment.tasks:
         env.taskset = saved  # what the hash covers, not what tasks() would build today
         warn_empty_splits(env.id or type(env).__name__, saved)  # as Environment.taskset does
-    if env.content_hash() != manifest["content_hash"]:
+    if env.content_hash() != manifest.get("content_hash"):
         raise ConfigError(
             f"{path} changed after it was saved (content hash {env.content_hash()[:12]} != "
-            f"manifest {str(manifest['content_hash'])[:12]}); re-generate or re-save it"
+            f"manifest {str(manifest.get('content_hash'))[:12]}); re-generate or re-save it"
         )
     return env

@@ -142,7 +142,13 @@ class OpenAIModel:
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
     ) -> Completion:
-        from openai import APIConnectionError, APIStatusError, APITimeoutError, omit
+        from openai import (
+            APIConnectionError,
+            APIResponseValidationError,
+            APIStatusError,
+            APITimeoutError,
+            omit,
+        )
 
         client = self._sdk_client()
         wire_messages = cast("list[ChatCompletionMessageParam]", [m.to_openai() for m in messages])
@@ -173,8 +179,15 @@ class OpenAIModel:
                     raise ModelError(self._refusal(exc), retryable=False) from exc
                 problem, cause = f"HTTP {status}: {_server_message(exc)}", exc
                 retry_after = _retry_after(exc)
+            except (ValueError, APIResponseValidationError) as exc:  # JSONDecodeError included
+                problem, cause = f"the reply is not valid JSON (cut short?): {exc}", exc
             else:
-                return self._parse(response, retries)
+                try:
+                    return self._parse(response, retries)
+                except ModelError as exc:  # a reply without choices: the server's fault
+                    if not exc.retryable:
+                        raise
+                    problem, cause = str(exc), exc
             if retries >= self.max_retries:
                 raise ModelError(
                     f"{self.name} at {self.base_url}: {problem}; gave up after "

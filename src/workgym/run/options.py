@@ -54,6 +54,9 @@ class EvalOptions:
     """The Ray cluster's address, for executor='ray'."""
     label: str | None = None
     """The progress bar's label (default "eval ENV_ID"; `workgym check` names each of its runs)."""
+    retry_errors: bool = False
+    """Also re-run episodes whose current line ended in an error (run.rundir marks the old
+    line superseded); without it a resume skips every episode that has a line."""
 
     @classmethod
     def of(cls, **given: Any) -> EvalOptions:

@@ -3,6 +3,10 @@
 Every finished episode is one line, written and flushed as it finishes, so a killed run loses at
 most the episodes that were still in flight. Re-opening the directory with the same spec resumes:
 finished (task, epoch) pairs are skipped. Nothing here ever rewrites a finished line.
+
+`workgym eval --retry-errors` re-runs episodes that ended in a provider or infrastructure error.
+The old line stays where it is; superseded.jsonl (append-only too) names its line number, and
+every reader here skips superseded lines, so a summary counts each (task, epoch) once.
 """
 
 from __future__ import annotations
@@ -23,6 +27,37 @@ from workgym.core.errors import ConfigError
 RUN_FORMAT = "workgym-run/1"
 RUN_JSON = "run.json"
 EPISODES = "episodes.jsonl"
+SUPERSEDED = "superseded.jsonl"
+
+
+class Superseded(BaseModel):
+    """One line of superseded.jsonl: line `line` of episodes.jsonl was replaced by a retry."""
+
+    line: int
+    task_id: str
+    epoch: int
+    reason: str
+    at: str
+
+
+def superseded_lines(run: str | Path) -> set[int]:
+    """Line numbers (1-based) of RUN/episodes.jsonl that a later line replaced."""
+    path = Path(run) / SUPERSEDED
+    if not path.exists():
+        return set()
+    lines = set()
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                lines.add(Superseded.model_validate_json(line).line)
+            except ValueError as exc:
+                raise ConfigError(
+                    f"{path}:{lineno} is corrupt ({exc}); it is append-only: restore it from a "
+                    "backup rather than editing it"
+                ) from exc
+    return lines
 
 
 class RunSpec(BaseModel):
@@ -127,21 +162,47 @@ class RunDir:
         return {(r["task_id"], r["epoch"]) for r in self.records()}
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """Episode lines as dicts (fast path for summaries); a corrupt line is an error."""
+        """Current episode lines as dicts (superseded ones skipped); a corrupt line is an error."""
+        for _, record in self.numbered():
+            yield record
+
+    def numbered(self, *, superseded: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(line number, record) of every current line, or of every line with `superseded`."""
         path = self.episodes_path
         if not path.exists():
             return
+        skip = set() if superseded else superseded_lines(self.path)
         with path.open(encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
-                if not line.strip():
+                if not line.strip() or lineno in skip:
                     continue
                 try:
-                    yield json.loads(line)
+                    yield lineno, json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise ConfigError(
                         f"{path}:{lineno} is corrupt ({exc.msg}); move that line out of the "
                         "file (the episode will run again on resume)"
                     ) from exc
+
+    def errored(self) -> dict[tuple[str, int], int]:
+        """Current lines that ended in an error (provider or infrastructure: an agent's own
+        fault is a verdict, not an error), by (task, epoch): what --retry-errors re-runs."""
+        return {
+            (r["task_id"], r["epoch"]): lineno
+            for lineno, r in self.numbered()
+            if r.get("outcome") == "error"
+        }
+
+    def supersede(self, line: int, task_id: str, epoch: int, reason: str) -> None:
+        """Mark line `line` replaced (before its replacement is appended: a kill in between
+        leaves a gap that the next resume fills, never a duplicate)."""
+        mark = Superseded(
+            line=line, task_id=task_id, epoch=epoch, reason=reason, at=datetime.now(UTC).isoformat()
+        )
+        with (self.path / SUPERSEDED).open("a", encoding="utf-8") as fh:
+            fh.write(mark.model_dump_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def episodes(self) -> Iterator[Episode]:
         for record in self.records():

@@ -78,7 +78,9 @@ async def eval_async(
     environment that has not passed `workgym check`); it is written into run.json so the
     override stays visible. `executor="ray"` (with an optional Ray `address`) plays the episodes
     on a Ray cluster while this process still writes the run directory; see
-    workgym.run.executors.
+    workgym.run.executors. `options.retry_errors` also re-runs episodes whose current line
+    ended in an error (an endpoint that was down): the old line is marked superseded
+    (run.rundir), never counted twice.
     """
     o = options or EvalOptions()
     if o.address is not None and o.executor == "asyncio":
@@ -118,7 +120,8 @@ async def eval_async(
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
-    todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done]
+    retry = run_dir.errored() if o.retry_errors else {}
+    todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done.difference(retry)]
     total = len(tasks) * epochs
     job = Job(
         environment, policy, split, o.seed, todo, o.concurrency, o.max_retries, o.retry_backoff_s
@@ -132,6 +135,9 @@ async def eval_async(
         with ProgressBar(o.progress, total, total - len(todo), label) as bar:
 
             def record(episode: Episode) -> None:  # this process stays the only writer
+                old = retry.pop((episode.task_id, episode.epoch), None)
+                if old is not None:
+                    run_dir.supersede(old, episode.task_id, episode.epoch, "--retry-errors")
                 run_dir.append(episode)
                 bar.advance(episode.outcome == "error")
 

@@ -193,7 +193,8 @@ def _verify(
             return _verdict(checks, len(databases), status, flags)
         check["candidate_rows"] = len(cand.rows)
         if cand.truncated:
-            check.update(match=False, reason=f"the result hit the row cap of {cap} rows")
+            why = cand.note or f"the result hit the row cap of {cap} rows"
+            check.update(match=False, reason=why)
             continue
         if keys is None:
             keys = resolve_order_keys(spec, gold.columns, gold_sql, engine)

@@ -1,8 +1,13 @@
 """Read-only proof #2: run one statement in an engine session that cannot write.
 
-Every query gets a fresh connection, a time limit and a row cap; errors and timeouts come back as
-statuses, never as rows. Each engine is locked down by its own means, so this layer holds even
-when the parser guard (`sql_guard`, proof #1) is bypassed:
+Every query gets a fresh connection, a time limit, a row cap and a byte cap; errors and timeouts
+come back as statuses, never as rows. The caps apply while rows stream in (`sql_budget`): DuckDB
+gets the row cap pushed down as a LIMIT (it computes a whole vector of rows at once, so a result
+with text columns is first asked for 8 rows and only then for more), SQLite steps row by row, and
+PostgreSQL streams rows one at a time (single-row mode) instead of buffering the result.
+
+Each engine is locked down by its own means, so this layer holds even when the parser guard
+(`sql_guard`, proof #1) is bypassed:
 
 - DuckDB: file opened `read_only`, `enable_external_access=false` (no files, no ATTACH of other
   files, no extension loading), TimeZone pinned to UTC and then `lock_configuration=true`, and
@@ -11,7 +16,8 @@ when the parser guard (`sql_guard`, proof #1) is bypassed:
   transactions), one statement per `execute`. Timeout: a progress handler.
 - PostgreSQL (psycopg 3, imported lazily): `default_transaction_read_only=on` and a READ ONLY
   transaction that is always rolled back, the statement prepared server-side (one statement only),
-  `statement_timeout`. Point it at a SELECT-only role for the third layer.
+  `statement_timeout`, and the role itself must be a SELECT-only reader (`pg_reader`): a role
+  that can write, create, run SQL from a string or signal sessions is refused before any query.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from urllib.parse import quote
 import duckdb
 from pydantic import BaseModel, Field
 
+from workgym.verifiers.pg_reader import checked_problems, refusal
+from workgym.verifiers.sql_budget import DEFAULT_MAX_BYTES, ResultBudget
 from workgym.verifiers.sql_guard import Engine, check_read_only
 
 ExecStatus = Literal["ok", "error", "timeout", "forbidden", "parse_error"]
@@ -43,6 +51,14 @@ DUCKDB_CONFIG: dict[str, Any] = {
     "allow_unsigned_extensions": False,
 }
 _UTC = ("UTC", "Etc/UTC")
+# DuckDB result types whose values have a small fixed size: such a result runs once, with the
+# row cap as its LIMIT. Any other (text, blobs, lists) is first run with FIRST_LIMIT rows.
+_FIXED_WIDTH = (
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+    "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIME",
+    "TIMESTAMP", "INTERVAL", "UUID",
+)  # fmt: skip
+FIRST_LIMIT = 8
 
 
 class SqlResult(BaseModel):
@@ -54,6 +70,7 @@ class SqlResult(BaseModel):
     truncated: bool = False
     elapsed_s: float = 0.0
     error: str | None = None
+    note: str | None = None  # why the result was truncated, for whoever reads the rows
 
     @property
     def ok(self) -> bool:
@@ -107,7 +124,39 @@ def hold_open(databases: Iterable[str | Path]) -> Iterator[None]:
             con.close()
 
 
-def _duckdb(sql: str, path: str | Path, timeout_s: float, max_rows: int) -> SqlResult:
+def _drain(fetch: Any, budget: ResultBudget) -> bool:
+    """Feed `fetch(n)` batches into `budget`; True when the source ran out of rows."""
+    while True:
+        batch = fetch(budget.room())
+        if not batch:
+            return True
+        for row in batch:
+            if not budget.add(row):
+                return False
+
+
+def _duckdb_rows(
+    con: Any, sql: str, max_rows: int, max_bytes: int, deadline: float
+) -> tuple[list[str], ResultBudget]:
+    """Run the SELECT with the row cap pushed down as a LIMIT; results with wide types start
+    with FIRST_LIMIT rows and are re-run for more only while the rows seen stay small."""
+    rel = con.sql(sql)
+    columns = list(rel.columns)
+    cap = max_rows + 1
+    fixed = all(str(t).startswith(_FIXED_WIDTH) for t in rel.types)
+    limit = cap if fixed else min(cap, FIRST_LIMIT)
+    while True:
+        run = ResultBudget(max_rows, max_bytes, deadline)
+        ended = _drain(rel.limit(limit).fetchmany, run)
+        if run.truncated or run.timed_out or limit >= cap or (ended and len(run.rows) < limit):
+            return columns, run
+        small = run.largest_row * 64 * cap <= max_bytes
+        limit = cap if small else min(cap, limit * 8)
+
+
+def _duckdb(
+    sql: str, path: str | Path, timeout_s: float, max_rows: int, max_bytes: int
+) -> SqlResult:
     start = time.perf_counter()
     try:
         con = open_duckdb(path)
@@ -130,10 +179,9 @@ def _duckdb(sql: str, path: str | Path, timeout_s: float, max_rows: int) -> SqlR
                 status="forbidden", error=f"engine refused: {kind.name} is not a SELECT"
             )
         timer.start()
-        cur = con.execute(statements[0])
-        columns = [d[0] for d in cur.description or []]
-        rows = cur.fetchmany(max_rows + 1)
-        return _rows(columns, rows, max_rows, start)
+        deadline = time.monotonic() + timeout_s
+        columns, budget = _duckdb_rows(con, sql, max_rows, max_bytes, deadline)
+        return _rows(columns, budget, timeout_s, start)
     except duckdb.InterruptException:
         return _timeout(timeout_s, start)
     except duckdb.Error as err:
@@ -155,7 +203,9 @@ def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any)
     return sqlite3.SQLITE_OK if action in _SQLITE_READS else sqlite3.SQLITE_DENY
 
 
-def _sqlite(sql: str, path: str | Path, timeout_s: float, max_rows: int) -> SqlResult:
+def _sqlite(
+    sql: str, path: str | Path, timeout_s: float, max_rows: int, max_bytes: int
+) -> SqlResult:
     start = time.perf_counter()
     if not Path(path).is_file():
         return SqlResult(status="error", error=f"no SQLite file at {path}")
@@ -173,8 +223,9 @@ def _sqlite(sql: str, path: str | Path, timeout_s: float, max_rows: int) -> SqlR
         if cur.description is None:
             return SqlResult(status="forbidden", error="engine refused: not a SELECT")
         columns = [d[0] for d in cur.description]
-        rows = cur.fetchmany(max_rows + 1)
-        return _rows(columns, rows, max_rows, start)
+        budget = ResultBudget(max_rows, max_bytes, deadline)
+        _drain(cur.fetchmany, budget)
+        return _rows(columns, budget, timeout_s, start)
     except (sqlite3.Error, sqlite3.Warning) as err:
         if time.monotonic() > deadline and "interrupt" in str(err).lower():
             return _timeout(timeout_s, start)
@@ -190,7 +241,7 @@ def _psycopg() -> Any:
         raise RuntimeError("PostgreSQL needs psycopg 3: pip install 'workgym[postgres]'") from None
 
 
-def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int) -> SqlResult:
+def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: int) -> SqlResult:
     psycopg = _psycopg()
     start = time.perf_counter()
     ms = max(1, int(timeout_s * 1000))
@@ -206,14 +257,33 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int) -> SqlResult:
         return SqlResult(status="error", error=_one_line(err))
     try:
         con.execute("SET TRANSACTION READ ONLY")
+        problems = checked_problems(dsn, con)
+        if problems:
+            return SqlResult(status="forbidden", error=refusal(problems))
         cur = con.cursor()
-        # Prepared server-side: the server refuses more than one statement.
-        cur.execute(sql, prepare=True)
-        if cur.description is None:
-            return SqlResult(status="forbidden", error="engine refused: not a SELECT")
-        columns = [d.name for d in cur.description]
-        rows = [tuple(r) for r in cur.fetchmany(max_rows + 1)]
-        return _rows(columns, rows, max_rows, start)
+        # Streamed in single-row mode over the extended protocol: the server refuses more than
+        # one statement, and rows arrive one at a time instead of as one buffered result.
+        budget = ResultBudget(max_rows, max_bytes, time.monotonic() + timeout_s)
+        columns: list[str] | None = None
+        stream = cur.stream(sql)
+        try:
+            for row in stream:
+                if columns is None:
+                    columns = [d.name for d in cur.description or []]
+                if not budget.add(row):
+                    break
+        except psycopg.ProgrammingError as err:
+            if "didn't produce a result" in str(err):
+                return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+            raise
+        finally:
+            stream.close()
+        if columns is None:  # no rows: the stream forgets the columns, so ask once more
+            cur.execute(sql, prepare=True)
+            if cur.description is None:
+                return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+            columns = [d.name for d in cur.description]
+        return _rows(columns, budget, timeout_s, start)
     except psycopg.errors.QueryCanceled:
         return _timeout(timeout_s, start)
     except psycopg.errors.ReadOnlySqlTransaction as err:
@@ -259,14 +329,16 @@ def _timeout(timeout_s: float, start: float) -> SqlResult:
     )
 
 
-def _rows(columns: list[str], rows: list[Any], max_rows: int, start: float) -> SqlResult:
-    truncated = len(rows) > max_rows
+def _rows(columns: list[str], budget: ResultBudget, timeout_s: float, start: float) -> SqlResult:
+    if budget.timed_out:
+        return _timeout(timeout_s, start)
     return SqlResult(
         status="ok",
         columns=columns,
-        rows=[tuple(r) for r in rows[:max_rows]],
-        truncated=truncated,
+        rows=budget.rows,
+        truncated=budget.truncated,
         elapsed_s=_since(start),
+        note=budget.message(),
     )
 
 
@@ -277,24 +349,26 @@ def execute_sql(
     engine: Engine = "duckdb",
     timeout_s: float = 5.0,
     max_rows: int = 50,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     guard: bool = True,
 ) -> SqlResult:
     """Run one read-only statement on `database` (a file path, or a DSN for PostgreSQL).
 
     `guard=False` skips the parser check; only tests use it, to prove the engine layer alone.
-    At most `max_rows` rows come back; `truncated` says there were more.
+    At most `max_rows` rows and about `max_bytes` bytes of values come back; `truncated` says
+    there were more and `note` says which cap cut them. `timeout_s` covers fetching too.
     """
-    if timeout_s <= 0 or max_rows < 0:
-        raise ValueError("timeout_s must be positive and max_rows non-negative")
+    if timeout_s <= 0 or max_rows < 0 or max_bytes <= 0:
+        raise ValueError("timeout_s and max_bytes must be positive and max_rows non-negative")
     if guard:
         verdict = check_read_only(sql, engine)
         if not verdict.ok:
             status: ExecStatus = "parse_error" if verdict.kind == "parse_error" else "forbidden"
             return SqlResult(status=status, error=verdict.reason)
     if engine == "duckdb":
-        return _duckdb(sql, database, timeout_s, max_rows)
+        return _duckdb(sql, database, timeout_s, max_rows, max_bytes)
     if engine == "sqlite":
-        return _sqlite(sql, database, timeout_s, max_rows)
+        return _sqlite(sql, database, timeout_s, max_rows, max_bytes)
     if engine == "postgres":
-        return _postgres(sql, str(database), timeout_s, max_rows)
+        return _postgres(sql, str(database), timeout_s, max_rows, max_bytes)
     raise ValueError(f"unknown engine {engine!r}: use duckdb, sqlite or postgres")

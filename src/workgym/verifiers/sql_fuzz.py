@@ -37,7 +37,7 @@ from workgym.verifiers.sql_fuzz_variants import STRATEGIES, Stage
 from workgym.verifiers.sql_neighbours import Neighbour, neighbours
 from workgym.verifiers.sql_query_facts import query_facts
 
-FUZZ_VERSION = "1"
+FUZZ_VERSION = "2"  # 2: the winners strategy and a copy that changes the answer
 QUERY_TIMEOUT_S = 5.0
 QUERY_MAX_ROWS = 10_000
 
@@ -153,6 +153,7 @@ class _Copy:
         self.gold = gold
         self.catches: set[int] = set()
         self.ran: set[int] = set()
+        self.changes_answer = False  # the gold's answer here differs from the real database's
 
 
 def _evaluate(
@@ -162,14 +163,17 @@ def _evaluate(
     nbs: list[Neighbour],
     plan: Sequence[tuple[str, int]],
     enough: int,
+    real: tuple[list[str], list[Any]] | None = None,
 ) -> tuple[list[_Copy], int]:
     """Build and score copies in plan order; stop early once `enough` stable copies exist, one
-    has a non-empty gold, and the last three caught no neighbour the others missed."""
+    has a non-empty gold, one changes the real answer (`real`), and the last three caught no
+    neighbour the others missed."""
     copies: list[_Copy] = []
     unstable = 0
     stale = 0
     for strategy, seed in plan:
-        if len(copies) >= enough and stale >= 3 and any(c.gold[1] for c in copies):
+        changed = real is None or any(c.changes_answer for c in copies)
+        if len(copies) >= enough and stale >= 3 and any(c.gold[1] for c in copies) and changed:
             break
         catalog = stage.variant(strategy, seed)
         if catalog is None:
@@ -185,6 +189,7 @@ def _evaluate(
             unstable += 1
             continue
         copy = _Copy(catalog, strategy, gold)
+        copy.changes_answer = real is not None and not _same(real, gold, spec, keys)
         for index, nb in enumerate(nbs):
             result = _run(stage.con, catalog, nb.sql)
             if result is not None:
@@ -198,14 +203,23 @@ def _evaluate(
 
 
 def _select(copies: list[_Copy], valid: set[int], min_copies: int, max_copies: int) -> list[_Copy]:
-    """Greedy set cover of the neighbours, then fill up to `min_copies` with diverse copies."""
+    """Greedy set cover of the neighbours, then fill up to `min_copies` with diverse copies.
+
+    The first pick gives the gold a non-empty answer that differs from the real database's when
+    a copy can: a query that pastes the real answer as a literal then fails on it."""
     chosen: list[_Copy] = []
     covered: set[int] = set()
     nonempty = [c for c in copies if c.gold[1]]
     if nonempty:
-        first = max(nonempty, key=lambda c: len(c.catches & valid))
+        first = max(nonempty, key=lambda c: (c.changes_answer, len(c.catches & valid)))
         chosen.append(first)
         covered |= first.catches
+    if not any(c.changes_answer for c in chosen):
+        changing = [c for c in copies if c.changes_answer]
+        if changing:
+            best = max(changing, key=lambda c: len(c.catches & valid))
+            chosen.append(best)
+            covered |= best.catches
     while len(chosen) < max_copies:
         rest = [c for c in copies if c not in chosen]
         if not rest:
@@ -292,9 +306,10 @@ def build_suite(
         return cached
     shutil.rmtree(folder, ignore_errors=True)  # a half-written or stale folder: rebuild it
     start = time.perf_counter()
-    real = execute_sql(gold_sql, source, timeout_s=120.0, max_rows=1)
+    real = execute_sql(gold_sql, source, timeout_s=120.0, max_rows=QUERY_MAX_ROWS)
     if not real.ok:
         raise ValueError(f"the gold query fails on {source.name}: {real.error}; fix the gold first")
+    answer = (real.columns, list(real.rows)) if not real.truncated else None
     con = open_duckdb(source)
     try:
         schema = _schema(con)
@@ -306,9 +321,10 @@ def build_suite(
     unstable = 0
     fallback = None
     with Stage(source, schema, facts, rows_per_table) as stage:
+        stage.answer_values = sorted({str(v) for row in real.rows for v in row if v is not None})
         for round_ in range(3):
             plan = [(s, seed * 100 + round_ * 10 + k) for k in range(2) for s in STRATEGIES]
-            more, bad = _evaluate(stage, gold_sql, spec, nbs, plan, min_copies + 2)
+            more, bad = _evaluate(stage, gold_sql, spec, nbs, plan, min_copies + 2, answer)
             copies += more
             unstable += bad
             if len(copies) >= min_copies and any(c.gold[1] for c in copies):
@@ -323,6 +339,11 @@ def build_suite(
             )
         elif len(copies) < min_copies:
             fallback = f"only {len(copies)} copies give the gold a stable answer"
+        elif answer is not None and not any(c.changes_answer for c in copies):
+            fallback = (
+                "no fuzzed copy changes the gold's answer, so a query that pastes the answer as"
+                " a literal passes the suite; prefer a gold whose answer depends on the data"
+            )
         ran = set().union(*(c.ran for c in copies)) if copies else set()
         valid = set(range(len(nbs))) & ran
         chosen = _select(copies, valid, min_copies, max_copies)

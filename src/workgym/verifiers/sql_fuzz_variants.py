@@ -20,7 +20,17 @@ import duckdb
 
 from workgym.verifiers.sql_query_facts import LOCAL_ALIAS, ColumnRef, QueryFacts
 
-STRATEGIES = ("sample", "boundary", "duplicates", "nulls", "orphans", "unlink", "ties", "mixed")
+STRATEGIES = (
+    "sample",
+    "boundary",
+    "duplicates",
+    "nulls",
+    "orphans",
+    "unlink",
+    "ties",
+    "mixed",
+    "winners",
+)
 _INTS = {
     "TINYINT",
     "SMALLINT",
@@ -80,6 +90,9 @@ class Stage:
         ]
         self.unique: set[ColumnRef] = set()
         self.nullable: set[ColumnRef] = set()
+        # The gold's answer on the real database, as text: the `winners` strategy removes rows
+        # carrying it, so a query that pastes the answer as a literal fails on that copy.
+        self.answer_values: list[str] = []
         self._profile()
         self._sample(rows)
 
@@ -201,6 +214,7 @@ class Stage:
             "orphans": lambda: self._orphans(cat, seed),
             "unlink": lambda: self._unlink(cat, seed),
             "ties": lambda: self._ties(cat, seed),
+            "winners": lambda: self._winners(cat),
             "mixed": lambda: sum(
                 f(cat, seed) for f in (self._boundary, self._duplicates, self._nulls, self._orphans)
             ),
@@ -278,6 +292,24 @@ class Stage:
                     )
                 applied += self._try(sql)
         return applied
+
+    def _winners(self, cat: str) -> int:
+        """Remove the rows whose group or order key is one of the real answer's values: each
+        top-k winner of the real data is gone here, so the gold's answer changes."""
+        if not self.answer_values:
+            return 0
+        deleted = 0
+        for table, column in dict.fromkeys([*self.facts.group, *self.facts.order]):
+            try:
+                row = self.con.execute(
+                    f"DELETE FROM {self._t(cat, table)} WHERE CAST({qi(column)} AS VARCHAR)"
+                    " IN (SELECT unnest(?::VARCHAR[]))",
+                    [self.answer_values],
+                ).fetchone()
+            except duckdb.Error:
+                continue
+            deleted += int(row[0]) if row else 0
+        return deleted
 
     def _duplicates(self, cat: str, seed: int) -> int:
         applied = 0

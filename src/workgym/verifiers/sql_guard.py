@@ -120,6 +120,17 @@ _FORBIDDEN_PREFIXES = (
     "pg_switch",
     "pg_backup",
     "pg_import",
+    # SQL given as a string runs unseen by this guard (query_to_xml('SELECT ...')).
+    "query_to_xml",
+    "cursor_to_xml",
+    "table_to_xml",
+    "schema_to_xml",
+    "database_to_xml",
+    "ts_stat",
+    "ts_rewrite",
+    "crosstab",
+    "connectby",
+    "xpath_table",
 )
 _PATHLIKE = re.compile(r"[/\\:.~]")
 
@@ -214,11 +225,27 @@ def _is_query(stmt: exp.Expression) -> bool:
 
 
 def check_read_only(sql: str, engine: Engine = "duckdb") -> GuardResult:
-    """Refuse anything that is not exactly one read-only SELECT in `engine`'s dialect."""
+    """Refuse anything that is not exactly one read-only SELECT in `engine`'s dialect.
+
+    SQL nested deeper than the parser's recursion can follow is the agent's parse error (a
+    clear message, and a wrong verdict), never an exception that would make it a verifier error.
+    """
     if engine not in DIALECTS:
         raise ValueError(f"unknown engine {engine!r}: use one of {sorted(DIALECTS)}")
     if len(sql) > MAX_SQL_CHARS:
         return _refuse(f"the query is longer than {MAX_SQL_CHARS} characters; shorten it")
+    try:
+        return _check(sql, engine)
+    except RecursionError:
+        return GuardResult(
+            ok=False,
+            kind="parse_error",
+            reason="the query nests too deeply to parse (parentheses or subqueries hundreds of "
+            "levels deep); flatten it into one plain SELECT",
+        )
+
+
+def _check(sql: str, engine: Engine) -> GuardResult:
     try:
         parsed = sqlglot.parse(sql, read=DIALECTS[engine])
     except (ParseError, TokenError) as err:

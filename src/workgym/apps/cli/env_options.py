@@ -17,7 +17,7 @@ import typer
 
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
-from workgym.core.loading import load
+from workgym.core.loading import load, trust_module
 
 ImportModules = Annotated[
     list[str] | None,
@@ -37,6 +37,7 @@ def import_modules(modules: list[str] | None) -> None:
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
     for name in modules:
+        trust_module(name)  # the user named it: its classes may load from saved directories
         try:
             importlib.import_module(name)
         except ImportError as exc:

@@ -17,7 +17,7 @@ from rich.table import Table
 from workgym.apps.cli.env_options import ImportModules, import_modules, load_env
 from workgym.core.errors import ConfigError, ModelError
 from workgym.core.loading import registered
-from workgym.core.model import Sampling
+from workgym.core.model import Model, Sampling
 from workgym.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -34,6 +34,23 @@ app = typer.Typer(
 )
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
+
+
+@app.callback()
+def root(
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="import the environment class a directory's manifest names even when it is "
+            "not an installed, registered environment (only for directories you wrote)",
+        ),
+    ] = False,
+) -> None:
+    """Reinforcement-learning environments for AI agents, built around one real job."""
+    from workgym.core.loading import set_user_trust
+
+    set_user_trust(trust)
 
 
 def _fail(message: str) -> NoReturn:
@@ -107,6 +124,19 @@ def eval_cmd(
     ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Ray workers (default: CPUs)")] = None,
     imports: ImportModules = None,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="also re-run episodes that ended in a provider or infrastructure error",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option(min=0.1, help="seconds per model request (openai/)")
+    ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(min=0, help="retries per model request (openai/)")
+    ] = None,
 ) -> None:
     """Evaluate a model on a split; re-running the same command resumes the run."""
     from workgym.run.executors import Executor, resolve_executor
@@ -128,9 +158,12 @@ def eval_cmd(
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens)
     environment = load_env(env, imports)
     environment.taskset.split(split)  # a typo'd split fails here, before anything is spent
-    policy = Policy(model, playbook=text, sampling=sampling, base_url=base_url, api_key=api_key)
+    agent = _endpoint_model(model, base_url, api_key, timeout, max_retries)
+    policy = Policy(agent, playbook=text, sampling=sampling, base_url=base_url, api_key=api_key)
+    # A dead endpoint fails here, in seconds, not after every episode's retries (and before a
+    # look at the test split is spent).
+    asyncio.run(models_reachable(policy))
     if split in TEST_SPLITS:
-        asyncio.run(models_reachable(policy))  # a look spent on a dead endpoint is wasted
         look_at_test(environment, env, "eval", policy.model_name, out_dir)
     run = asyncio.run(
         eval_async(
@@ -145,12 +178,36 @@ def eval_cmd(
                 limit=limit,
                 progress=progress,
                 executor=runner,
+                retry_errors=retry_errors,
             ),
         )
     )
     run.summary().print(out)
     out.print(f"episodes: {run.path / 'episodes.jsonl'}")
     out.print(f"next: workgym summary {run.path}")
+
+
+def _endpoint_model(
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float | None,
+    retries: int | None,
+) -> Model | str:
+    """An openai/ model built with the request options (`--timeout`, `--max-retries`); any
+    other model name passes through unchanged."""
+    if not model.startswith("openai/"):
+        if timeout is not None or retries is not None:
+            _fail("--timeout and --max-retries are for openai/ models")
+        return model
+    from workgym.models.openai import OpenAIModel
+
+    agent = OpenAIModel(model, base_url=base_url, api_key=api_key)
+    if timeout is not None:
+        agent.timeout_s = timeout
+    if retries is not None:
+        agent.max_retries = retries
+    return agent
 
 
 @app.command()

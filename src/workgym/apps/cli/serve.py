@@ -40,6 +40,17 @@ def serve_cmd(
         str,
         typer.Option(help="WebSocket protocol on /ws: workgym, or openenv (OpenEnv's EnvClient)"),
     ] = "workgym",
+    max_body_bytes: Annotated[
+        int, typer.Option("--max-body-bytes", min=1024, help="largest request body (413 above)")
+    ] = 2**20,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            "--max-attempts",
+            min=0,
+            help="resets of one task before 429, over all sessions and restarts (0: no cap)",
+        ),
+    ] = 200,
 ) -> None:
     """Serve an environment: isolated episodes per session, for remote trainers and agents."""
     import asyncio
@@ -102,6 +113,8 @@ def serve_cmd(
         allow_test=allow_test,
         out=out,
         protocol=protocol,
+        max_body_bytes=max_body_bytes,
+        max_attempts=max_attempts or None,
     )
 
 

@@ -18,7 +18,8 @@ Wire form (JSON; `Authorization: Bearer TOKEN` on everything but /healthz):
            -> {"ok": true, ...result} or {"ok": false, "status": N, "error": "..."}
 
 Errors carry the HTTP status and a sentence that says what to do. Idle sessions are reaped;
-a reaped WebSocket is closed with code 4008.
+a reaped WebSocket is closed with code 4008. Request bodies and WebSocket messages over
+`max_body_bytes` get 413 with the limit; resets past a task's attempt cap get 429 (attempts).
 """
 
 from __future__ import annotations
@@ -36,12 +37,62 @@ from fastapi import APIRouter, Depends, FastAPI, Request, WebSocket, WebSocketDi
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from workgym.apps.serve.attempts import DEFAULT_MAX_ATTEMPTS
 from workgym.apps.serve.sessions import Hub, ResetRequest, ServeError, Session, StepRequest
 from workgym.core.environment import Environment
 
 PROTOCOLS = ("workgym", "openenv")
 WS_IDLE_CLOSE = 4008
 WS_UNAUTHORIZED = 4001
+DEFAULT_MAX_BODY_BYTES = 2**20  # one assistant message; a 200 MB body was written to the run
+
+
+def _too_large_text(limit: int) -> str:
+    return f"request body over the {limit}-byte limit; send one assistant message per step"
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for an HTTP body over `max_bytes`, by its Content-Length or, when
+    chunked, as soon as that many bytes have arrived (nothing past the limit is buffered)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        # Read the body here, up to the limit (FastAPI turns an error raised while it reads the
+        # body into a 400), then hand the app the same messages.
+        messages: list[Any] = []
+        seen = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Any:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"error": _too_large_text(self.max_bytes)}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 def new_token() -> str:
@@ -65,6 +116,9 @@ def build_app(
     allow_test: bool = False,
     out: str | Path | None = None,
     protocol: str = "workgym",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
+    attempts_log: str | Path | None = None,
 ) -> FastAPI:
     """The FastAPI application serving `env`; run it with uvicorn (see `serve`).
 
@@ -84,6 +138,8 @@ def build_app(
         max_sessions=max_sessions,
         allow_test=allow_test,
         out=out,
+        max_attempts=max_attempts,
+        attempts_log=attempts_log,
     )
 
     @contextlib.asynccontextmanager
@@ -97,6 +153,7 @@ def build_app(
 
     app = FastAPI(title=f"workgym serve {env.id}", lifespan=lifespan, docs_url=None)
     app.state.hub = hub
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     async def require_token(request: Request) -> None:
         if not token_ok(request.headers.get("authorization"), token):
@@ -159,12 +216,12 @@ def build_app(
             async def turn(session: Session, text: str) -> str | None:
                 return await openenv_turn(session, text, steps)
 
-            await _socket_session(hub, socket, turn, openenv_refusal)
+            await _socket_session(hub, socket, turn, openenv_refusal, max_body_bytes)
             return
         if not token_ok(socket.headers.get("authorization"), token):
             await socket.close(code=WS_UNAUTHORIZED, reason="missing or wrong token")
             return
-        await _socket_session(hub, socket, _ws_turn, _ws_refusal)
+        await _socket_session(hub, socket, _ws_turn, _ws_refusal, max_body_bytes)
 
     return app
 
@@ -174,9 +231,11 @@ async def _socket_session(
     socket: WebSocket,
     turn: Callable[[Session, str], Awaitable[str | None]],
     refusal: Callable[[ServeError], dict[str, Any]],
+    max_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> None:
     """One WebSocket connection = one session: each text message is a turn of `turn` (None:
-    close); a hub that is full answers `refusal(error)` and closes."""
+    close); a hub that is full answers `refusal(error)` and closes; a message over `max_bytes`
+    is answered with a 413 refusal and goes no further."""
     await socket.accept()
     try:
         session = hub.open()
@@ -192,7 +251,11 @@ async def _socket_session(
     session.on_reap = on_reap
     try:
         while True:
-            reply = await turn(session, await socket.receive_text())
+            text = await socket.receive_text()
+            if len(text) > max_bytes:
+                await socket.send_json(refusal(ServeError(413, _too_large_text(max_bytes))))
+                continue
+            reply = await turn(session, text)
             if reply is None:
                 await socket.close()
                 return
@@ -242,6 +305,8 @@ def serve(
     out: str | Path | None = None,
     log_level: str = "warning",
     protocol: str = "workgym",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
 ) -> None:
     """Run the server in this process until interrupted."""
     import uvicorn
@@ -254,8 +319,17 @@ def serve(
         allow_test=allow_test,
         out=out,
         protocol=protocol,
+        max_body_bytes=max_body_bytes,
+        max_attempts=max_attempts,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws_protocol())
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        ws=ws_protocol(),
+        ws_max_size=max_body_bytes + 1024,
+    )
 
 
 def ws_protocol() -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workgym.apps.serve.attempts import DEFAULT_MAX_ATTEMPTS, AttemptLog, default_attempts_log
 from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
@@ -57,6 +58,18 @@ class ResetResult(BaseModel):
 
 class StepRequest(BaseModel):
     message: dict[str, Any]
+
+
+def clean_text(value: Any) -> Any:
+    """`value` with every lone surrogate (valid JSON, not encodable as UTF-8) replaced by U+FFFD:
+    one such character used to fail the reply and the run file, and lose the episode."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {clean_text(k): clean_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_text(v) for v in value]
+    return value
 
 
 class StepResult(BaseModel):
@@ -158,10 +171,20 @@ class Session:
     def touch(self) -> None:
         self.last_used = time.monotonic()
 
+    def abandon(self, reason: str) -> None:
+        """Record a started episode that will not finish (reset, close, reap) as an error:
+        every episode that started stays in the run."""
+        driver = self.driver
+        if driver is not None and not driver.done:
+            driver.fail(reason)
+            self.hub.record(driver.episode)
+
     def reset(self, request: ResetRequest) -> ResetResult:
         self.touch()
         hub = self.hub
         task = pick_task(hub.env, request.task_id, request.split, request.seed, hub.allow_test)
+        hub.attempts.admit(task, hub.env.taskset.split_of(task), self.id)
+        self.abandon("abandoned: the client reset before the episode ended")
         epoch = hub.recorder.next_epoch(task.id) if hub.recorder else 0
         self.driver = EpisodeDriver(
             hub.env,
@@ -192,18 +215,28 @@ class Session:
             raise ServeError(409, "a step is already running in this session; wait for it")
         async with self.lock:
             try:
-                parsed = message if isinstance(message, Message) else from_openai(message)
+                wire = message if isinstance(message, Message) else clean_text(message)
+                parsed = wire if isinstance(wire, Message) else from_openai(wire)
             except (TypeError, ValueError, AttributeError) as exc:
                 raise ServeError(
                     400, f"step needs an assistant message in chat-completions form ({exc})"
                 ) from exc
-            replies = await driver.step(Completion(message=parsed))
-            result = StepResult(observation={"messages": [m.to_openai() for m in replies]})
+            try:
+                replies = await driver.step(Completion(message=parsed))
+                result = StepResult(observation={"messages": [m.to_openai() for m in replies]})
+            except Exception as exc:  # the server's fault: keep the episode, as an error
+                if not driver.done:
+                    driver.fail(f"server error: {type(exc).__name__}: {exc}"[:500])
+                self.hub.record(await finish_episode(driver))
+                raise ServeError(
+                    500,
+                    f"the server failed this step ({type(exc).__name__}); the episode was "
+                    "recorded as an error: reset to start another",
+                ) from exc
             if driver.done:
                 episode = await finish_episode(driver)
                 self.last_episode = episode
-                if self.hub.recorder is not None:
-                    self.hub.recorder.append(episode)
+                self.hub.record(episode)
                 result.reward = episode.reward
                 result.terminated = episode.outcome == "terminated"
                 result.truncated = episode.outcome == "truncated"
@@ -222,6 +255,8 @@ class Hub:
         max_sessions: int = 1024,
         allow_test: bool = False,
         out: str | Path | None = None,
+        max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
+        attempts_log: str | Path | None = None,
     ) -> None:
         self.env = env
         self.policy = Policy(RemoteAgent())
@@ -230,7 +265,13 @@ class Hub:
         self.allow_test = allow_test
         self.sessions: dict[str, Session] = {}
         self.recorder = Recorder(env, self.policy, out) if out is not None else None
+        log = Path(attempts_log) if attempts_log is not None else default_attempts_log()
+        self.attempts = AttemptLog(env, log, max_attempts)
         self.reaped = 0
+
+    def record(self, episode: Episode) -> None:
+        if self.recorder is not None:
+            self.recorder.append(episode)
 
     def open(self) -> Session:
         if len(self.sessions) >= self.max_sessions:
@@ -248,7 +289,9 @@ class Hub:
         return session
 
     def close(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.abandon("abandoned: the session closed before the episode ended")
 
     async def reap(self) -> int:
         """Close sessions idle for longer than the timeout; returns how many."""
@@ -282,6 +325,7 @@ class Hub:
         }
 
     def shutdown(self) -> None:
-        self.sessions.clear()
+        for session_id in list(self.sessions):
+            self.close(session_id)
         if self.recorder is not None:
             self.recorder.close()

@@ -1,9 +1,12 @@
 """The hidden side of a task, for the person reading the transcript (never for an agent).
 
 A run records which environment it ran against (`env_ref`: a registered id or a directory) and
-that environment's content hash. The viewer loads it once per run, shows each task's prompt,
-answer and meta next to the transcript, and says plainly when the environment cannot be loaded
-or has changed since the run (then the answer shown may not be the one the verifier used).
+that environment's content hash. The run folder is data someone may have sent: its `env_ref`
+is looked up only under the served root, and a directory's code is imported only when it is an
+installed, registered environment (workgym.core.loading). The viewer loads it once per run,
+shows each task's prompt, answer and meta next to the transcript, and says plainly when the
+environment cannot be loaded or has changed since the run (then the answer shown may not be the
+one the verifier used).
 """
 
 from __future__ import annotations
@@ -23,19 +26,44 @@ class GroundTruth:
         self._lock = threading.Lock()
         self._envs: dict[tuple[str, Path], tuple[Any, str | None]] = {}
 
-    def _candidates(self, ref: str, run: Path) -> list[str]:
-        """Where a directory env_ref may be: as written (relative to where eval ran, often the
-        current directory), or relative to the served directory or the run's parents."""
+    def _candidates(self, ref: str, run: Path) -> list[Path]:
+        """Environment directories `ref` may name, inside the served root only: relative to the
+        root or to one of the run's parents under it (eval often ran there). A run folder was
+        possibly sent by someone else, so its `env_ref` never reaches outside what is served."""
+        root = self.root.resolve()
         path = Path(ref)
-        if path.is_absolute():
-            return [ref]
-        bases = [Path.cwd(), self.root, *run.parents]
-        seen: list[str] = []
-        for base in bases:
-            candidate = base / path
-            if (candidate / "manifest.json").is_file() and str(candidate) not in seen:
-                seen.append(str(candidate))
-        return seen or [ref]
+        bases = [root, *(p for p in run.resolve().parents if p.is_relative_to(root))]
+        found: list[Path] = []
+        for base in [Path("/")] if path.is_absolute() else bases:
+            candidate = (base / path).resolve()
+            if not candidate.is_relative_to(root) or candidate in found:
+                continue
+            if (candidate / "manifest.json").is_file():
+                found.append(candidate)
+        return found
+
+    def _load(self, ref: str, run: Path) -> tuple[Any, list[str]]:
+        """The environment `ref` names: a registered id (installed code), or a directory under
+        the root whose manifest names an installed, registered class (core.environment.load
+        refuses any other unless the user typed --trust)."""
+        from workgym.core.loading import load, registered
+
+        errors: list[str] = []
+        candidates = self._candidates(ref, run)
+        factory = registered().get(ref)
+        if factory is not None and not candidates:
+            try:
+                return factory(), errors
+            except Exception as exc:  # shown on the page, never raised
+                return None, [f"{ref}: {exc}"]
+        if not candidates:
+            return None, [f"{ref}: no environment directory of that name under the served root"]
+        for candidate in candidates:
+            try:
+                return load(candidate), errors
+            except Exception as exc:  # shown on the page, never raised
+                errors.append(f"{candidate.relative_to(self.root.resolve())}: {exc}")
+        return None, errors
 
     def environment(self, run: Path) -> tuple[Any, str | None]:
         """(environment or None, a warning or error for the page)."""
@@ -44,17 +72,8 @@ class GroundTruth:
         with self._lock:
             if key in self._envs:
                 return self._envs[key]
-            from workgym.core.loading import load
-
-            env: Any = None
+            env, errors = self._load(spec.env_ref, run)
             note: str | None = None
-            errors = []
-            for ref in self._candidates(spec.env_ref, run):
-                try:
-                    env = load(ref)
-                    break
-                except Exception as exc:  # any failure to load is shown, never raised
-                    errors.append(f"{ref}: {exc}")
             if env is None:
                 note = (
                     f"ground truth unavailable: cannot load environment {spec.env_ref!r} "

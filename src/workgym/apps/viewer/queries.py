@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workgym.run.rundir import EPISODES, read_spec
+from workgym.run.rundir import EPISODES, read_spec, superseded_lines
 from workgym.run.summary import Summary, summarize
 
 # Only these fields are read from the JSONL for the index; transcripts stay on disk.
@@ -165,9 +165,19 @@ class RunQueries:
                     # the lines that parse, from a clean copy outside the (read-only) run dir.
                     clean, offsets, unreadable = self._clean_copy(episodes, table)
                     rows, _ = self._build(cur, table, clean)
+                else:
+                    rows -= self._drop_superseded(cur, table, run)
             built = _Index(table, stamp, offsets, rows + unreadable, unreadable)
             self._indexes[run] = built
             return built
+
+    def _drop_superseded(self, cur: Any, table: str, run: Path) -> int:
+        """Leave out lines a --retry-errors re-run replaced (run.rundir), as every summary does."""
+        lines = sorted(n - 1 for n in superseded_lines(run))  # the index counts lines from 0
+        if not lines:
+            return 0
+        cur.execute(f"DELETE FROM {table} WHERE list_contains(?, line)", [lines])
+        return len(lines)
 
     def _build(self, cur: Any, table: str, source: Path) -> tuple[int, int]:
         """Create the index table from `source`; (rows, rows without a task id)."""

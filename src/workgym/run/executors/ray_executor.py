@@ -138,7 +138,9 @@ def _worker_env(ref: EnvRef) -> Environment:
     if env is None:
         if not Path(ref.ref).is_absolute():
             importlib.import_module(ref.module)  # registers the environment's id
-        env = load(ref.ref)
+        # The driver loaded this directory already, under its own trust rule (a registered
+        # class, or the user's --trust, which does not reach this process); the hash is checked.
+        env = load(ref.ref, trust=True)
         if env.content_hash() != ref.content_hash:
             raise ConfigError(
                 f"a Ray worker loaded {ref.ref} with content hash {env.content_hash()[:12]}, "

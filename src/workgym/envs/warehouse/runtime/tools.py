@@ -32,6 +32,8 @@ from workgym.verifiers.sql_guard import Engine
 RUN_SQL_TIMEOUT_S = 5.0
 MAX_ROWS_LIMIT = 200
 OUTPUT_CHARS = 4000
+# What run_sql fetches at most: the agent reads OUTPUT_CHARS of it, so more is only memory.
+RUN_SQL_MAX_BYTES = 2**20
 QUERY_BUDGET = 30
 SAMPLE_ROWS = 5
 DESCRIBE_CHARS = 8000  # a wide table's description is still one readable JSON object
@@ -53,7 +55,12 @@ class WarehouseState:
 
     def run(self, sql: str, max_rows: int) -> SqlResult:
         return execute_sql(
-            sql, self.database, engine=self.engine, timeout_s=self.timeout_s, max_rows=max_rows
+            sql,
+            self.database,
+            engine=self.engine,
+            timeout_s=self.timeout_s,
+            max_rows=max_rows,
+            max_bytes=RUN_SQL_MAX_BYTES,
         )
 
     def rows(self, table: TableCard) -> int:
@@ -120,7 +127,7 @@ def query(state: WarehouseState, sql: str, max_rows: int = 50) -> dict[str, Any]
         raise ToolError(f"{result.status}: {result.error}")
     rows = [[plain(v) for v in r] for r in result.rows]
     kept, cut = fit_rows(result.columns, rows)
-    return {
+    out: dict[str, Any] = {
         "columns": result.columns,
         "rows": kept,
         "row_count": len(kept),
@@ -128,6 +135,10 @@ def query(state: WarehouseState, sql: str, max_rows: int = 50) -> dict[str, Any]
         "elapsed_s": round(result.elapsed_s, 4),
         "queries_left": state.query_budget - state.queries,
     }
+    if result.note or cut:
+        shown = f"{len(kept)} rows fit the {OUTPUT_CHARS}-character output"
+        out["note"] = f"{result.note}; {shown}" if result.note else f"truncated: {shown}"
+    return out
 
 
 @tool
