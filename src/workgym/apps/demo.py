@@ -108,7 +108,8 @@ async def demo(root: Path) -> int:
     base = await eval_async(env, model, split="test", out=runs / "baseline", options=options)
     base.summary().print(console)
     console.rule(f"workgym train grpo {env_dir} --model {model} --steps {steps}")
-    candidate = train(env, model, runs / "grpo", steps)
+    # TRL drives its rollouts with asyncio.run, so training runs off this event loop
+    candidate = await asyncio.to_thread(train, env, model, runs / "grpo", steps)
     console.rule(f"workgym eval {env_dir} --model {candidate} --split test --limit {limit}")
     cand = await eval_async(env, candidate, split="test", out=runs / "candidate", options=options)
     cand.summary().print(console)
