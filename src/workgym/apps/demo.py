@@ -72,6 +72,16 @@ async def admit(env: Environment, out: Path, console: Console) -> bool:
     return check.passed
 
 
+def training_dir(runs: Path) -> Path:
+    """The finished training folder, or a fresh one: training never resumes, so a demo killed
+    mid-training leaves its folder as it was and trains again beside it."""
+    for i in range(1, 1000):
+        out = runs / ("grpo" if i == 1 else f"grpo-{i}")
+        if (out / "train.json").exists() or not (out / "run.json").exists():
+            return out
+    raise RuntimeError(f"{runs} holds 999 unfinished training folders; remove them")
+
+
 def train(env: Environment, model: str, out: Path, steps: int) -> str:
     """Two small GRPO steps (or WORKGYM_DEMO_STEPS); the checkpoint's model reference."""
     from workgym.train.trl.grpo import GRPOSettings, train_grpo
@@ -109,7 +119,8 @@ async def demo(root: Path) -> int:
     base.summary().print(console)
     console.rule(f"workgym train grpo {env_dir} --model {model} --steps {steps}")
     # TRL drives its rollouts with asyncio.run, so training runs off this event loop
-    candidate = await asyncio.to_thread(train, env, model, runs / "grpo", steps)
+    trained = training_dir(runs)
+    candidate = await asyncio.to_thread(train, env, model, trained, steps)
     console.rule(f"workgym eval {env_dir} --model {candidate} --split test --limit {limit}")
     cand = await eval_async(env, candidate, split="test", out=runs / "candidate", options=options)
     cand.summary().print(console)
@@ -117,7 +128,7 @@ async def demo(root: Path) -> int:
     cert, json_path, _ = await certify_async(
         Request(
             from_runs=[runs / "baseline", runs / "candidate"], suites=[],
-            out=runs / "certificate", admission_dir=runs, curve=runs / "grpo",
+            out=runs / "certificate", admission_dir=runs, curve=trained,
             looks_log=runs / "looks.jsonl", progress=False,
         )
     )  # fmt: skip
