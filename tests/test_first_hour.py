@@ -178,7 +178,7 @@ def test_a_split_left_empty_warns_and_check_says_why(tmp_path: Path) -> None:
     assert saved.returncode == 0 and "EmptySplitWarning" in saved.stderr
     assert "5 families split train" in saved.stderr and "about ten families" in saved.stderr
     env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
-    checked = run("check", "envs/five", "--no-progress", cwd=tmp_path, env=env)
+    checked = run("check", "envs/five", "--import", "five", "--no-progress", cwd=tmp_path, env=env)
     assert checked.returncode == 1
     assert "warning: acme/five: 5 families split" in checked.stderr
     assert "held-out tasks exist for every split" in checked.stdout
@@ -192,17 +192,19 @@ def test_check_is_reused_and_an_edited_environment_checks_without_rm(tmp_path: P
     env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
     assert run("save.py", cwd=tmp_path, env=env).returncode == 0
     # pass or fail (a constant baseline may beat its threshold here), a check is re-usable
-    first = run("check", "envs/five", "--no-progress", cwd=tmp_path, env=env)
+    first = run("check", "envs/five", "--import", "five", "--no-progress", cwd=tmp_path, env=env)
     assert first.returncode in (0, 1) and "re-used" not in first.stdout, first.stderr
-    again = run("check", "envs/five", "--no-progress", cwd=tmp_path, env=env)
+    again = run("check", "envs/five", "--import", "five", "--no-progress", cwd=tmp_path, env=env)
     assert again.returncode == first.returncode and "re-used the check" in again.stdout
     with (tmp_path / "tasks.jsonl").open("a") as fh:  # edit, re-save, check: no rm -rf
         fh.write(json.dumps({"family": "f0", "prompt": "one more", "answer": 7}) + "\n")
     assert run("save.py", cwd=tmp_path, env=env).returncode == 0
-    edited = run("check", "envs/five", "--no-progress", cwd=tmp_path, env=env)
+    edited = run("check", "envs/five", "--import", "five", "--no-progress", cwd=tmp_path, env=env)
     assert edited.returncode in (0, 1), edited.stdout + edited.stderr
     assert "re-used" not in edited.stdout and "holds a different run" not in edited.stderr
-    fresh = run("check", "envs/five", "--no-progress", "--fresh", cwd=tmp_path, env=env)
+    fresh = run(
+        "check", "envs/five", "--import", "five", "--no-progress", "--fresh", cwd=tmp_path, env=env
+    )
     assert fresh.returncode in (0, 1) and "re-used" not in fresh.stdout
 
 

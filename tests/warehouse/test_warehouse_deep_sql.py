@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.core.tools import ToolError
+from workgym.core.errors import ToolError
 from workgym.envs.warehouse.runtime.tools import WarehouseState, query
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.verifiers.sql import SqlAnswerSpec, verify_sql

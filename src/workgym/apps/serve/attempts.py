@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from workgym.apps.serve.refusal import ServeError
 from workgym.certify.looks import default_log, now
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
@@ -70,7 +71,6 @@ class AttemptLog:
 
     def admit(self, task: Task, split: str, session_id: str) -> int:
         """Record one attempt on `task` and return its number; 429 once the cap is reached."""
-        from workgym.apps.serve.sessions import ServeError
 
         with self._lock:
             done = self.counts[task.id]

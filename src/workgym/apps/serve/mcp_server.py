@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workgym.apps.serve.sessions import Hub, ResetRequest, ServeError, Session
+from workgym.apps.serve.refusal import ServeError
+from workgym.apps.serve.sessions import Hub, ResetRequest, Session
 from workgym.core.environment import Environment
 from workgym.core.messages import Message, ToolCall
 

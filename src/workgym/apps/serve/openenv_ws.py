@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workgym.apps.serve.sessions import ResetRequest, ServeError, Session
+from workgym.apps.serve.refusal import ServeError
+from workgym.apps.serve.sessions import ResetRequest, Session
 
 
 def _observation(observation: dict[str, Any], reward: float | None, done: bool) -> str:

@@ -38,7 +38,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from workgym.apps.serve.attempts import DEFAULT_MAX_ATTEMPTS
-from workgym.apps.serve.sessions import Hub, ResetRequest, ServeError, Session, StepRequest
+from workgym.apps.serve.refusal import ServeError
+from workgym.apps.serve.sessions import Hub, ResetRequest, Session, StepRequest
 from workgym.core.environment import Environment
 
 PROTOCOLS = ("workgym", "openenv")

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from workgym.apps.serve.attempts import DEFAULT_MAX_ATTEMPTS, AttemptLog, default_attempts_log
+from workgym.apps.serve.refusal import ServeError
 from workgym.core.driver import EpisodeDriver
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
@@ -32,14 +33,6 @@ from workgym.run.finish import finish_episode
 from workgym.run.gym import draw_task
 from workgym.run.policy import Policy
 from workgym.run.rundir import RunDir, RunSpec
-
-
-class ServeError(Exception):
-    """A request the server refuses; `status` is the HTTP status, the message says what to do."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class ResetRequest(BaseModel):
