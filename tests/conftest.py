@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 import workgym as wg
+from workgym.core.loading import reset_user_trust
 from workgym.envs.toy.env import ToyShop
 
 
@@ -23,6 +24,14 @@ def _private_workgym_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         os.environ.pop("WORKGYM_HOME", None)
     else:
         os.environ["WORKGYM_HOME"] = before
+
+
+@pytest.fixture(autouse=True)
+def _no_trust_carries_over() -> Iterator[None]:
+    """`--trust` and `--import` are per process in real use; in-process CLI tests would
+    otherwise leave them on for every later test (the viewer's refusal tests saw exactly that)."""
+    yield
+    reset_user_trust()
 
 
 @pytest.fixture(scope="session")

@@ -57,6 +57,13 @@ def set_user_trust(trusted: bool) -> None:
     _user_trusts = trusted
 
 
+def reset_user_trust() -> None:
+    """Forget `--trust` and every `--import`: one process that runs several commands (a test
+    session, a notebook) must not let one command's trust carry into the next."""
+    set_user_trust(False)
+    _user_modules.clear()
+
+
 def trust_module(name: str) -> None:
     """Classes of module `name` may be imported from manifests: the user named it (`--import`)."""
     _user_modules.add(name)

@@ -48,8 +48,9 @@ def root(
     ] = False,
 ) -> None:
     """Reinforcement-learning environments for AI agents, built around one real job."""
-    from workgym.core.loading import set_user_trust
+    from workgym.core.loading import reset_user_trust, set_user_trust
 
+    reset_user_trust()  # each command starts from nothing the previous one in this process trusted
     set_user_trust(trust)
 
 
