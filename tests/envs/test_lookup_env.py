@@ -58,13 +58,14 @@ def test_two_lookups_then_submit_is_correct_and_lists_are_wrong(env: Lookup) -> 
     task = next(t for t in env.taskset if t.meta["kind"] == "lead_of_person")
     person = PEOPLE_BY_NAME[task.meta["subject"]]
     looked = [
-        turn(call("find_person", {"person": person["name"].upper()}, "a")),
-        turn(call("find_team", {"team": f"{person['team']} team"}, "b")),
+        turn(call("team_of", {"name": person["name"].upper()}, "a")),
+        turn(call("lead_of", {"name": f"{person['team']} team"}, "b")),
     ]
     good = play(
         env, task, [*looked, turn(call("submit_answer", {"answer": f"{task.answer}."}, "c"))]
     )
     assert good.success and not good.tool_calls[0].is_error and not good.tool_calls[1].is_error
+    assert [c.content for c in good.tool_calls[:2]] == [person["team"], task.answer]
     listed = f"{task.answer}, Maria Lopez"
     bad = play(env, task, [*looked, turn(call("submit_answer", {"answer": listed}, "c"))])
     assert not bad.success
@@ -76,8 +77,8 @@ def test_unknown_names_come_back_as_tool_errors_that_say_what_to_do(env: Lookup)
         env,
         task,
         [
-            turn(call("find_person", {"person": "Nobody Here"}, "a")),
-            turn(call("find_team", {"team": "nope"}, "b")),
+            turn(call("city_of", {"name": "Nobody Here"}, "a")),
+            turn(call("building_of", {"name": "nope"}, "b")),
         ],
     )
     first, second = episode.tool_calls

@@ -3,7 +3,8 @@
 Built for the region where reinforcement has something to reinforce: SmolLM2-135M scores 0 on
 the toy shop (every episode hits the turn limit) and on warehouses, and a trivial environment
 would score near 1. Here every question needs one or two lookups and a short text answer (a
-city, a team, a person, a building). One-lookup families are within the small model's reach;
+city, a team, a person, a building). Each lookup tool returns one bare value (decision 0047):
+one-lookup families are within the small model's reach (0.14 of train tasks, greedy);
 two-lookup families (a person's team lead, the building their team sits in) mostly are not.
 
 The verifier compares normalised text exactly (case, surrounding spaces and a trailing full stop
@@ -26,49 +27,48 @@ from workgym.core.verdict import Status, Verdict
 from workgym.envs.lookup.directory import PEOPLE_BY_NAME, TEAMS, TEAMS_BY_NAME, staff
 
 # Each kind has two phrasings that name the tool to use (t0, t1) and two that do not (t2, t3):
-# SmolLM2-135M calls the named tool reliably and otherwise mostly invents a tool named after the
-# person, so the phrasings grade the difficulty within every kind. Splits are by family, so
-# every split holds both.
+# SmolLM2-135M calls a named tool far more often than it picks one itself, so the phrasings grade
+# the difficulty within every kind. Splits are by family, so every split holds both.
 TEMPLATES: dict[str, list[str]] = {
     "city": [
-        "Use find_person to look up {x}. In which city does {x} work?",
-        "Call find_person for {x} and submit the city {x} is based in.",
+        "Use city_of for {x}, then submit the city.",
+        "Call city_of with {x} and submit what it returns.",
         "In which city does {x} work?",
         "Which city is {x} based in?",
     ],
     "team": [
-        "Use find_person to look up {x}. Which team is {x} on?",
-        "Call find_person for {x} and submit the team {x} belongs to.",
+        "Use team_of for {x}, then submit the team.",
+        "Call team_of with {x} and submit what it returns.",
         "Which team is {x} on?",
         "What team does {x} belong to?",
     ],
     "manager": [
-        "Use find_person to look up {x}. Who is the manager of {x}?",
-        "Call find_person for {x} and submit the name of {x}'s manager.",
+        "Use manager_of for {x}, then submit the manager.",
+        "Call manager_of with {x} and submit what it returns.",
         "Who is the manager of {x}?",
         "Who does {x} report to?",
     ],
     "team_lead": [
-        "Use find_team to look up the {x} team. Who leads it?",
-        "Call find_team for {x} and submit the name of its lead.",
+        "Use lead_of for the {x} team, then submit the lead.",
+        "Call lead_of with {x} and submit what it returns.",
         "Who leads the {x} team?",
         "Who is the lead of the {x} team?",
     ],
     "team_building": [
-        "Use find_team to look up the {x} team. In which building does it sit?",
-        "Call find_team for {x} and submit the building it sits in.",
+        "Use building_of for the {x} team, then submit the building.",
+        "Call building_of with {x} and submit what it returns.",
         "In which building does the {x} team sit?",
         "Which building houses the {x} team?",
     ],
     "lead_of_person": [
-        "Use find_person to look up {x}, then find_team for their team. Who leads that team?",
-        "Call find_person for {x}, then find_team for their team, and submit its lead.",
+        "Use team_of for {x}, then lead_of for that team, and submit the lead.",
+        "Call team_of with {x}, then lead_of with the team, and submit what it returns.",
         "Who leads the team that {x} is on?",
         "Name the lead of {x}'s team.",
     ],
     "building_of_person": [
-        "Use find_person to look up {x}, then find_team for their team. Where does it sit?",
-        "Call find_person for {x}, then find_team for their team, and submit its building.",
+        "Use team_of for {x}, then building_of for that team, and submit the building.",
+        "Call team_of with {x}, then building_of with the team, and submit what it returns.",
         "In which building does {x}'s team sit?",
         "Which building houses the team of {x}?",
     ],
@@ -132,32 +132,73 @@ def _key(text: str) -> str:
     return normalise(text)
 
 
-@tool
-def find_person(ctx: Ctx, person: str) -> dict[str, Any]:
-    """Look up a person: their team, city and manager.
-
-    Args:
-        person: The person's full name, e.g. "Maria Lopez".
-    """
-    people = {_key(n): p for n, p in ctx.state["people"].items()}
-    found = people.get(_key(person))
+def _person(ctx: Ctx, person: str) -> Any:
+    found = {_key(n): p for n, p in ctx.state["people"].items()}.get(_key(person))
     if found is None:
-        raise ToolError(f"no person {person!r}; give a full name as the question spells it")
-    return dict(found)
+        raise ToolError(f"no person {person!r}; give the full name as the question spells it")
+    return found
 
 
-@tool
-def find_team(ctx: Ctx, team: str) -> dict[str, Any]:
-    """Look up a team: its lead and the building it sits in.
-
-    Args:
-        team: The team name, e.g. "payments".
-    """
-    teams = {_key(n): t for n, t in ctx.state["teams"].items()}
-    found = teams.get(_key(team).removesuffix(" team"))
+def _team(ctx: Ctx, team: str) -> Any:
+    found = {_key(n): t for n, t in ctx.state["teams"].items()}.get(
+        _key(team).removesuffix(" team")
+    )
     if found is None:
         raise ToolError(f"no team {team!r}; teams: {', '.join(TEAMS)}")
-    return dict(found)
+    return found
+
+
+# One tool per fact, each returning the bare value: SmolLM2-135M copies a one-word result into
+# its answer, but picking the right field out of a JSON record defeated it (0/16, decision 0047).
+# Every lookup takes `name`: with `person` and `team`, it passed `person` to the team tools.
+@tool
+def city_of(ctx: Ctx, name: str) -> str:
+    """The city a person works in.
+
+    Args:
+        name: The person's full name.
+    """
+    return str(_person(ctx, name)["city"])
+
+
+@tool
+def team_of(ctx: Ctx, name: str) -> str:
+    """The team a person is on.
+
+    Args:
+        name: The person's full name.
+    """
+    return str(_person(ctx, name)["team"])
+
+
+@tool
+def manager_of(ctx: Ctx, name: str) -> str:
+    """The manager a person reports to.
+
+    Args:
+        name: The person's full name.
+    """
+    return str(_person(ctx, name)["manager"])
+
+
+@tool
+def lead_of(ctx: Ctx, name: str) -> str:
+    """The person who leads a team.
+
+    Args:
+        name: The team's name.
+    """
+    return str(_team(ctx, name)["lead"])
+
+
+@tool
+def building_of(ctx: Ctx, name: str) -> str:
+    """The building a team sits in.
+
+    Args:
+        name: The team's name.
+    """
+    return str(_team(ctx, name)["building"])
 
 
 @tool(final=True)
@@ -165,7 +206,7 @@ def submit_answer(answer: str) -> str:
     """Submit the final answer: a short text such as a name, a city or a team. This ends the task.
 
     Args:
-        answer: The answer only, e.g. "Lisbon".
+        answer: The answer only.
     """
     return "answer recorded"
 
@@ -175,16 +216,22 @@ class Lookup(Environment):
     """Answer questions about a staff directory through two lookup tools."""
 
     id = "workgym/lookup"
-    version = "1"
-    tools = [find_person, find_team, submit_answer]
+    version = "2"
+    tools = [city_of, team_of, manager_of, lead_of, building_of, submit_answer]
     # Two turns answer a one-lookup question and three a two-lookup one. More turns only let a
     # looping model burn tokens (on 2 shared cores every wasted turn costs a minute).
     limits = Limits(max_turns=3, max_total_tokens=8_000)
+    # The worked example is written in the tool-call format of the built-in model's template
+    # (Hermes/Qwen `<tool_call>` blocks): measured on SmolLM2-135M, the same example in prose
+    # gave 0/28 train tasks and this one 4/28 before the tools returned bare values (decision
+    # 0047). A model with another format reads it as an example in a foreign notation.
     instructions = (
-        "You answer questions about a company's staff directory. Look the answer up with "
-        "find_person or find_team, then call submit_answer with the answer only. Example: for "
-        '"Which city is Maria Lopez based in?" call find_person with {"person": "Maria Lopez"}, '
-        'read the city in the result, then call submit_answer with {"answer": "<the city>"}.'
+        "You answer questions about a company's staff directory. Call the tool that answers the "
+        "question, then call submit_answer with what it returned.\n\n"
+        "Example.\nQuestion: Which team is Maria Lopez on?\n"
+        '<tool_call>\n{"name": "team_of", "arguments": {"name": "Maria Lopez"}}\n</tool_call>\n'
+        "<tool_response>\ncargo\n</tool_response>\n"
+        '<tool_call>\n{"name": "submit_answer", "arguments": {"answer": "cargo"}}\n</tool_call>'
     )
 
     def tasks(self) -> TaskSet:
