@@ -199,6 +199,9 @@ def train_grpo(
     checkpoint = _save(trainer, tokenizer, root, settings.lora, meta)
     history = rollout.history if settings.adapter == "rollout" else factory.history
     _plot(history, root / "reward_curve.png")
+    hint = no_signal_hint(history)
+    if hint:
+        echo(hint)
     record = {
         "format": TRAIN_FORMAT,
         "trainer": "trl.GRPOTrainer",
@@ -212,11 +215,28 @@ def train_grpo(
         "steps": int(trainer.state.global_step),
         "first_reward": history[0].mean_reward if history else None,
         "last_reward": history[-1].mean_reward if history else None,
+        "steps_with_signal": sum(1 for point in history if point.groups_with_variance),
         "versions": _versions(),
         "wall_time_s": round(time.perf_counter() - started, 3),
     }
     (root / "train.json").write_text(json.dumps(record, indent=2) + "\n")
     return TrainResult(out=root, checkpoint=checkpoint, curve=history)
+
+
+def no_signal_hint(history: list[RolloutStats]) -> str:
+    """A warning when no generation batch held a group whose rewards differed.
+
+    GRPO's advantage is a reward minus its group's mean, so a group that scored alike teaches
+    nothing; with every group alike the run spent its compute on a zero gradient (and, with no
+    KL term, leaves the weights as they were). Saying so beats a curve that looks merely flat.
+    """
+    if not history or any(point.groups_with_variance for point in history):
+        return ""
+    return (
+        f"warning: in all {len(history)} steps every group's episodes scored alike, so GRPO had "
+        "no gradient to follow; raise --num-generations or --temperature, or train on tasks the "
+        "model solves some of the time (workgym eval --split train shows which)"
+    )
 
 
 def _spec(env: Environment, policy: Any, settings: GRPOSettings, tasks: dict[str, Any]) -> RunSpec:
