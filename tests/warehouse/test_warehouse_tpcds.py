@@ -61,3 +61,18 @@ def test_tpcds_generates_every_family_with_time_behind_keys(tpcds_env: Path) -> 
     for t in tasks:  # no total, average or threshold of a surrogate key anywhere
         sql = str(t.meta.get("reference_sql") or "").lower()
         assert "sum(ws_sold_date_sk" not in sql and "_date_sk >" not in sql, sql
+
+
+@pytest.mark.slow
+def test_the_rule_based_investigator_names_most_planted_causes(tpcds_env: Path) -> None:
+    """`scripted/investigator` (a heuristic test double, not a learning result) finds the slice
+    and names the planted mechanism through the date key on >= 80% of the investigations."""
+    from warehouse_investigate_support import investigator_score
+
+    import workgym as wg
+    from workgym.envs.warehouse.runtime.env import WarehouseEnv
+
+    env = wg.load(tpcds_env)
+    assert isinstance(env, WarehouseEnv)
+    solved, total = investigator_score(env)
+    assert total and solved >= 0.8 * total, f"{solved} of {total}"

@@ -129,3 +129,19 @@ def submit(
 ) -> wg.Episode:
     """Run `run` (default: the answer's own evidence) with run_sql, then submit `answer`."""
     return play(env, task, conclusion_turns(answer, run=run, prefix="test"))
+
+
+def investigator_score(env: WarehouseEnv) -> tuple[int, int]:
+    """(solved, total) of `scripted/investigator` over the environment's F9 tasks: a heuristic
+    test double's reach, never a learning result."""
+    import asyncio
+
+    import workgym as wg
+    from workgym.envs.warehouse.investigate.investigator import Investigator
+
+    tasks = [t for t in env.taskset if t.family.startswith("F9")]
+    solved = 0
+    for task in tasks:
+        ep = asyncio.run(wg.run_episode(env, task, wg.Policy(Investigator())))
+        solved += bool(ep.verdict is not None and ep.verdict.success)
+    return solved, len(tasks)

@@ -41,7 +41,7 @@ class GateResult(BaseModel):
     top: list[Explained] = Field(default_factory=list)
 
 
-def _dominates(ranked: list[Explained], best: Explained) -> tuple[bool, str]:
+def dominates(ranked: list[Explained], best: Explained) -> tuple[bool, str]:
     """Whether `best` is the clear single explanation: its explained share and score margin."""
     if best.explained < MIN_EXPLAINED:
         return False, f"{best.label()} explains {best.explained:.0%} (< {MIN_EXPLAINED:.0%})"
@@ -74,7 +74,7 @@ def admit_planted(table: SliceTable, planted: SliceKey) -> GateResult:
             planted=mine,
             top=top,
         )
-    ok, why = _dominates(ranked, mine)
+    ok, why = dominates(ranked, mine)
     return GateResult(admitted=ok, reason=why, change=total, planted=mine, top=top)
 
 
@@ -85,7 +85,7 @@ def admit_null(table: SliceTable) -> GateResult:
     top = ranked[:TOP_RECORDED]
     if not ranked:
         return GateResult(admitted=False, reason="the metric did not change", change=total)
-    ok, why = _dominates(ranked, ranked[0])
+    ok, why = dominates(ranked, ranked[0])
     if ok:
         return GateResult(
             admitted=False, reason=f"looks like a single cause: {why}", change=total, top=top
