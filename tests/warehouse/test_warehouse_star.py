@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from workgym.apps.cli.main import app
 from workgym.core.errors import ConfigError
 from workgym.core.tasks import TaskSet
+from workgym.envs.warehouse.generate.families.task_choice import ANSWER_SHARE
 from workgym.envs.warehouse.generate.lint import Linter, lint_tasks
 from workgym.envs.warehouse.generate.phrasing import words_for
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, default_id, generate
@@ -144,7 +145,7 @@ def test_answers_are_balanced_within_each_family(star_env: Path) -> None:
         counts[t.meta["family"]][key] += 1
     for family, answers in counts.items():
         n, top = sum(answers.values()), max(answers.values())
-        cap = 0.5 if family == "F10" else 0.25  # F10 has two reason codes
+        cap = 0.5 if family == "F10" else ANSWER_SHARE  # F10 has two reason codes
         assert top <= max(1, int(n * cap)), (family, n, top)
 
 
