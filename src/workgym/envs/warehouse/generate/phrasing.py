@@ -208,8 +208,10 @@ def month_name(value: Any) -> str | None:
 
 
 def format_number(value: Any) -> str:
+    """A number as the question shows it: every digit the query's literal has (`:g` would show
+    202679.4 as 202679, a different threshold), no float noise (15 significant digits)."""
     if isinstance(value, float):
-        return f"{value:g}" if abs(value) < 1e15 else repr(value)
+        return f"{value:.15g}" if abs(value) < 1e15 else repr(value)
     return str(value)
 
 
