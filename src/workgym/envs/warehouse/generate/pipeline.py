@@ -150,6 +150,13 @@ def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationRe
             shutil.rmtree(out / stale, ignore_errors=True)
         investigate = _investigate_module() if options.investigations else None
         n9 = round(options.tasks * INVESTIGATION_SHARE) if investigate is not None else 0
+        # Investigations need only the card and the snapshot: they plant on a second thread
+        # while the families are drawn and the SQL suites built. Both sides spend most of their
+        # time inside DuckDB, which releases the GIL, so a second core does real work; F9 draws
+        # from its own seeded stream, so the output does not depend on the interleaving.
+        pool = ThreadPoolExecutor(max_workers=1)
+        f9_rng = random.Random(f"{options.seed}/F9")
+        planting = pool.submit(_timed, _investigations, investigate, out, card, f9_rng, n9)
         t0 = time.perf_counter()
         database = out / SNAPSHOT_FILE
         with hold_open([database]):
@@ -171,15 +178,13 @@ def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationRe
             for d, r in flagged
             if r
         ]
-        # Investigations and SQL suites are independent (their own connections, folders and
-        # randomness: suites draw none), and both spend their time inside DuckDB, which releases
-        # the GIL: a second thread runs them side by side on a second core.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            planting = pool.submit(_timed, _investigations, investigate, out, card, rng, n9)
-            t0 = time.perf_counter()
+        t0 = time.perf_counter()
+        try:
             tasks, suite_info = _suites(drafted, out, manifest.digest(), options, bar)
-            timings["suites"] = time.perf_counter() - t0
-            (investigations, inv_info), timings["investigations"] = planting.result()
+        finally:
+            pool.shutdown(wait=True)
+        timings["suites"] = time.perf_counter() - t0
+        (investigations, inv_info), timings["investigations"] = planting.result()
         if inv_info.get("warning"):
             skipped.append(str(inv_info["warning"]))
     tasks += investigations
