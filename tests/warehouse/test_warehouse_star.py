@@ -246,3 +246,30 @@ def test_investigate_without_a_time_axis_fails_loudly(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "no investigation possible" in result.output
     assert "no timestamp or date column" in result.output
+
+
+TWO_DATES_SQL = """
+CREATE TABLE orders AS
+  SELECT i AS o_orderkey, (['OPEN', 'SHIPPED', 'HELD'])[1 + i % 3] AS o_status,
+         (['AIR', 'RAIL', 'SHIP', 'TRUCK', 'MAIL'])[1 + (i * 7) % 5] AS o_shipmode,
+         round(10 + (i * 37 % 500) / 3.0, 2) AS o_amount,
+         DATE '2020-01-01' + INTERVAL (i % 360) DAY AS o_orderdate,
+         DATE '2020-01-01' + INTERVAL (i % 360 + 1 + i % 9) DAY AS o_shipdate
+  FROM range(1, 6001) t(i);
+"""
+
+
+def test_a_table_with_two_dates_says_which_one_times_a_question(tmp_path: Path) -> None:
+    """Monthly changes and weekly alerts differ by date column (ordered vs shipped), so the
+    question names the one its query uses."""
+    db = _star(tmp_path / "two_dates.duckdb", TWO_DATES_SQL)
+    out = tmp_path / "env"
+    generate(GenerateOptions(db=f"duckdb://{db}", out=out, tasks=100, suites=False), progress=False)
+    tasks = TaskSet.from_jsonl(out / "tasks.jsonl")
+    f4 = [t for t in tasks if t.meta["family"] == "F4"]
+    f9 = [t for t in tasks if t.meta["family"] == "F9"]
+    assert f4 and f9
+    for t in f4:
+        assert "Dates are orders.o_" in t.prompt, t.prompt
+    for t in f9:
+        assert "Each orders row's time is orders.o_" in t.prompt, t.prompt

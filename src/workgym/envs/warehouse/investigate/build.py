@@ -49,7 +49,7 @@ from workgym.envs.warehouse.investigate.plant import (
     jittered,
     write_copy,
 )
-from workgym.envs.warehouse.investigate.prompts import TEMPLATES, render
+from workgym.envs.warehouse.investigate.prompts import TEMPLATES, clock_of, render
 from workgym.envs.warehouse.investigate.search import BuildReport, Finder, Found, plan, search
 from workgym.envs.warehouse.investigate.slices import predicate_sql
 from workgym.envs.warehouse.schema.card import SchemaCard
@@ -230,6 +230,7 @@ def _task(con: object, out: Path, f: Found, card: SchemaCard, rng: random.Random
         window=f.win.window,
         values=values,
         integer=metric.integer,
+        clock=clock_of(frame),
     )
     key = f"F9.t{template}"
     return Task(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from workgym.envs.warehouse.investigate.frame import Frame
 from workgym.envs.warehouse.investigate.vocab import NORMAL
 
 TEMPLATES = [
@@ -51,6 +52,16 @@ or table.column of a table its foreign keys reference); the window is when the c
 query you ran as evidence; every query is re-run and its number checked."""
 
 
+def clock_of(frame: Frame) -> str:
+    """Which column puts a row in a period, in words."""
+    if frame.time_dim is not None or frame.time_anchor is not None:
+        dim = frame.time_dim or "its date dimension"
+        return (
+            f"Each {frame.fact} row's time is the date its {frame.time_column} refers to in {dim}."
+        )
+    return f"Each {frame.fact} row's time is {frame.fact}.{frame.time_column}."
+
+
 def fmt_time(value: dt.datetime) -> str:
     if value.hour == value.minute == value.second == 0:
         return value.strftime("%Y-%m-%d")
@@ -83,8 +94,10 @@ def render(
     window: tuple[dt.datetime, dt.datetime],
     values: tuple[float | None, float | None],
     integer: bool,
+    clock: str = "",
 ) -> str:
-    """The question: template `index` plus the answer clause."""
+    """The question: template `index`, which column times the rows (`clock`: a table with
+    ship, commit and receipt dates has three weekly series), and the answer clause."""
     vb, vw = values
     body = TEMPLATES[index].format(
         metric=metric,
@@ -100,4 +113,6 @@ def render(
     )
     causes = "; ".join(f"{name} ({meaning})" for name, meaning in MEANINGS.items())
     clause = ANSWER_CLAUSE.format(causes=causes, table=table, normal=NORMAL)
+    if clock:
+        body = f"{body} {clock}"
     return f"{body}\n\n{clause}"

@@ -55,8 +55,9 @@ def calendar_of(ctx: Context, t: TableCard) -> Calendar | None:
     if "year" in parts and "month" in parts:
         return Calendar(col(parts["year"].name), col(parts["month"].name))
     stamps = event_dates(t)
-    if stamps:
-        return Calendar(*_parts(col(stamps[0].name)))
+    if stamps:  # with several event dates (TPC-H lineitem: ship, commit, receipt) say which
+        clause = f"Dates are {t.name}.{stamps[0].name}." if len(stamps) > 1 else ""
+        return Calendar(*_parts(col(stamps[0].name)), clause=clause)
     versions = versioned_columns(t)
     for c in t.columns:
         if c.name in versions:
