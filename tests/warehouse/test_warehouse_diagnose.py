@@ -59,12 +59,14 @@ def sides(**window: object) -> Sides:
         ({"offset": 7.0}, SUM, "clock_shift"),  # a flat profile: the date columns tell
         ({"nulls": 100, "mean": None, "mean_abs": None}, SUM, "data_bug"),
         ({"zeros": 100, "mean": 0.0, "mean_abs": 0.0}, SUM, "data_bug"),
+        ({"nulls": 80, "zeros": 20, "mean": 0.0, "mean_abs": 0.0}, SUM, "data_bug"),  # the rest
         ({"mean": -10.0}, SUM, "data_bug"),
         ({"mean": 1000.0, "mean_abs": 1000.0, "spread": 400.0}, SUM, "data_bug"),
         ({"mean": 16.1, "mean_abs": 16.1, "spread": 6.4}, SUM, "data_bug"),  # miles to km
         ({"mean": 600.0, "mean_abs": 600.0, "spread": 190.0}, SUM, "data_bug"),  # x60
         ({"rows": 60}, SUM, "volume_drop"),
         ({"rows": 150}, SUM, "mix_shift"),
+        ({"rows": 200, "mean": 11.0, "mean_abs": 11.0}, SUM, "mix_shift"),  # another week's mean
         ({"mean": 13.0, "mean_abs": 13.0}, SUM, "segment_shock"),
         ({"mean": 60.0, "mean_abs": 60.0, "spread": 4.5}, SUM, "segment_shock"),  # a big shock
         ({"rows": 10, "last": "2024-01-12T20:00:00"}, SUM, "volume_drop"),  # thinned, not cut

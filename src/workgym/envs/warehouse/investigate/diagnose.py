@@ -44,6 +44,7 @@ STALE_RATIO = 3.0  # ... and this many times the baseline's and the rest's tails
 FULL_SHARE = 0.9  # NULL or zero on this share of the window's rows (a bug touches them all)
 UNIT_CHANGE = 1.25  # a unit change moves the mean absolute value by this factor or more ...
 UNIT_TOLERANCE = 0.1  # ... and the spread by the same factor, within 10%
+UNIT_BALANCE = 0.5  # ... keeping the sign balance mean/mean_abs (a noisy ratio near zero)
 UNIT_FACTORS = (60.0, 3600.0, 100.0, 1000.0, 1.609344, 0.3048)
 UNIT_MATCH = 0.03  # the mean moved by one of those (or its inverse), within 3%
 OFFSET_SHIFT = 1.5  # hours the timestamps moved against the date columns (plants move >= 2)
@@ -246,7 +247,11 @@ def _bug(sb: Period, sw: Period) -> bool:
         return False
     if _share(sw.nulls, sw.rows) >= FULL_SHARE > 2 * _share(sb.nulls, sb.rows):
         return True
-    if _share(sw.zeros, sw.rows) >= FULL_SHARE > 2 * _share(sb.zeros, sb.rows):
+    if (
+        _share(sw.zeros, sw.rows - sw.nulls)
+        >= FULL_SHARE
+        > 2 * _share(sb.zeros, sb.rows - sb.nulls)
+    ):
         return True
     if not (sb.mean_abs and sw.mean_abs) or sb.mean is None or sw.mean is None:
         return False
@@ -257,7 +262,7 @@ def _bug(sb: Period, sw: Period) -> bool:
         return True  # one-signed values, now all of the other sign
     if kept_size and abs(balance_b) >= 0.1 and abs(sw.mean / sb.mean + 1) <= SIGN_TOLERANCE:
         return True  # mixed signs: the mean negated, magnitudes kept
-    if abs(balance_w - balance_b) > 0.1 or 1 / UNIT_CHANGE < ratio < UNIT_CHANGE:
+    if abs(balance_w - balance_b) > UNIT_BALANCE or 1 / UNIT_CHANGE < ratio < UNIT_CHANGE:
         return False
     if (
         sb.spread
@@ -271,14 +276,18 @@ def _bug(sb: Period, sw: Period) -> bool:
 
 
 def _moved(sb: Period, sw: Period, rb: Period, rw: Period) -> bool:
-    """The slice's mean moved far beyond what sampling its rows explains (4 standard errors)."""
+    """The slice's mean moved far beyond what sampling its rows explains (4 standard errors),
+    and by a whole standard deviation when its row count also changed (rows copied from another
+    week bring that week's own small difference)."""
     if sb.mean is None or sw.mean is None or not sb.spread or not (sb.rows and sw.rows):
         return False
     rest = (
         (rw.mean or 0.0) - (rb.mean or 0.0) if rb.mean is not None and rw.mean is not None else 0.0
     )
-    error = sb.spread * math.sqrt(1 / sb.rows + 1 / sw.rows)
-    return abs(sw.mean - sb.mean - rest) > SHOCK_ERRORS * error
+    moved = abs(sw.mean - sb.mean - rest)
+    if moved <= SHOCK_ERRORS * sb.spread * math.sqrt(1 / sb.rows + 1 / sw.rows):
+        return False
+    return abs(_relative(sb, sw, rb, rw) - 1) < VOLUME_BAND or moved >= sb.spread
 
 
 def _relative(sb: Period, sw: Period, rb: Period, rw: Period) -> float:
