@@ -4,16 +4,21 @@
         [--db duckdb:///data/tpcds.duckdb ...]
 
 Prints, for builtin:nycflights13 and builtin:tpch?sf=<sf>: generation time (snapshot, profile,
-families, investigations, suites) and task counts; then on the nycflights13 environment:
-run_sql p50/p95 over the tasks' own reference queries played through the tool, and the time to
-verify one submitted answer per answer kind, SQL answers including their fuzzed test suite.
+families, investigations, suites) and task counts; then on the nycflights13 environment: the
+wall time and peak RSS of a fresh `workgym check` (its own process, as a user runs it), run_sql
+p50/p95 over the tasks' own reference queries played through the tool, and the time to verify
+one submitted answer per answer kind, SQL answers including their fuzzed test suite.
 Numbers, not assertions: this is a benchmark, never a timed test.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -40,6 +45,25 @@ def bench_generate(url: str, out: Path, tasks: int) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in report.counts().items())
     print(f"  {report.tasks} tasks ({counts}); awkward {report.awkward['share']:.0%}")
     print(f"  SQL suites: {report.suites}")
+
+
+def bench_check(directory: Path) -> None:
+    """`workgym check --fresh` in a child process: the time a user waits, and its peak RSS."""
+    out = directory.parent / f"check-{directory.name}"
+    command = [sys.executable, "-m", "workgym", "check", str(directory), "--out", str(out)]
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*command, "--fresh", "--no-progress"], capture_output=True, text=True, check=False
+    )
+    total = time.perf_counter() - started
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    report = json.loads((out / "check.json").read_text()) if done.returncode in (0, 1) else {}
+    attack = report.get("attack") or {}
+    print(
+        f"check {directory.name}: {total:.1f} s, {'passed' if report.get('passed') else 'FAILED'}"
+        f" (probes {attack.get('elapsed_s', 0):.1f} s over {len(attack.get('families', []))}"
+        f" of {attack.get('families_total', 0)} families); peak RSS {rss:.0f} MB"
+    )
 
 
 def bench_run_sql(env: WarehouseEnv) -> None:
@@ -118,6 +142,7 @@ def main() -> None:
         bench_generate(f"builtin:tpch?sf={args.tpch_sf:g}", root / "tpch", args.tasks)
     for i, url in enumerate(args.db):
         bench_generate(url, root / f"extra{i}", args.tasks)
+    bench_check(nyc)
     env = wg.load(nyc)
     assert isinstance(env, WarehouseEnv)
     bench_run_sql(env)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import workgym as wg
+
 from workgym.envs.toy.env import ToyShop
 from workgym.guards.attack import attack_async, sample_tasks
 from workgym.guards.attack_report import AttackReport
@@ -67,6 +69,36 @@ def test_sampling_is_stable_and_per_family() -> None:
     a, b = sample_tasks(env, 2, seed=0), sample_tasks(env, 2, seed=0)
     assert [t.id for t in a] == [t.id for t in b] and len(a) == 30
     assert [t.id for t in sample_tasks(env, 2, seed=1)] != [t.id for t in a]
+
+
+class ManyFamilies(wg.Environment):
+    """A generated warehouse's shape: few kinds, each split into many small families."""
+
+    id = "fixture/many-families"
+
+    def tasks(self) -> wg.TaskSet:
+        return wg.TaskSet(
+            wg.Task(family=f"K{k}/t{f}", prompt=f"{k} {f} {i}", answer=i)
+            for k in range(3)
+            for f in range(5 + 10 * k)
+            for i in range(3)
+        )
+
+
+def test_a_cap_on_sampled_tasks_spreads_them_over_every_kind() -> None:
+    env = ManyFamilies()
+    every = sample_tasks(env, 2, seed=0)
+    assert len(every) == 2 * 45  # no cap: two tasks of each of the 45 families
+    capped = sample_tasks(env, 2, seed=0, max_tasks=20)
+    assert capped == sample_tasks(env, 2, seed=0, max_tasks=20) and len(capped) == 20
+    families = {t.family for t in capped}
+    assert {t.kind for t in capped} == {"K0", "K1", "K2"} and len(families) == 10
+    per_kind = [sum(f.startswith(k) for f in families) for k in ("K0", "K1", "K2")]
+    assert max(per_kind) - min(per_kind) <= 1  # families taken in turn across kinds
+    assert len(sample_tasks(env, 2, seed=0, max_tasks=1)) == 6  # every kind still attacked
+    report = asyncio.run(attack_async(env, per_family=2, max_tasks=20, probes=[]))
+    assert report.families_total == 45 and len(report.families) == 10
+    assert "of 45 families" in report.coverage
 
 
 def test_report_files_are_written_and_escaped(report: AttackReport, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import AbstractContextManager, nullcontext
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -115,6 +116,13 @@ class Environment:
         """An environment's own lint of its tasks (the warehouse's task-quality rules), which
         `workgym check` adds to admission. The default has none."""
         return None
+
+    def warm(self) -> AbstractContextManager[None]:
+        """A block in which the environment may keep costly resources open from one episode or
+        scoring to the next (a warehouse keeps each database file's instance loaded). Runners
+        (`eval`, `check`, `attack`) enter it around a batch; nothing may depend on it for
+        correctness. The default holds nothing."""
+        return nullcontext()
 
     def data_hash(self) -> str:
         """Hash of data the tools read besides the tasks (a snapshot); part of the identity."""

@@ -54,6 +54,12 @@ class Task(BaseModel):
             object.__setattr__(self, "id", hashlib.sha256(body.encode()).hexdigest()[:16])
         return self
 
+    @property
+    def kind(self) -> str:
+        """The family key up to its first '/': what the task asks, without the template or
+        tables that make its family a split unit (`F1/F1.t2/flights` is of kind `F1`)."""
+        return self.family.split("/", 1)[0]
+
     def messages(self) -> list[Message]:
         """The prompt as the agent sees it."""
         if isinstance(self.prompt, str):

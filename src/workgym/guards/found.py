@@ -21,10 +21,9 @@ MAX_CANDIDATES = 50
 
 def candidates(env: Environment, task: Task) -> list[Any]:
     """Distinct gold answers of tasks of the same kind (family key up to '/'), this one's too."""
-    kind = task.family.split("/", 1)[0]
     seen: dict[str, Any] = {}
     for other in env.taskset:
-        if other.family.split("/", 1)[0] == kind:
+        if other.kind == task.kind:
             seen.setdefault(canonical_json(other.answer), other.answer)
         if len(seen) >= MAX_CANDIDATES:
             break

@@ -165,12 +165,11 @@ def other_task_gold(tasks: TaskSet, task: Task) -> Any:
     """Another task's real gold answer that differs from `task`'s, preferring the same kind
     (the family up to its first '/'); None when every task has the same answer."""
     mine = canonical_json(task.answer)
-    kind = task.family.split("/", 1)[0]
     fallback: Any = None
     for other in tasks:
         if other.id == task.id or canonical_json(other.answer) == mine:
             continue
-        if other.family.split("/", 1)[0] == kind:
+        if other.kind == task.kind:
             return other.answer
         if fallback is None:
             fallback = other.answer

@@ -132,7 +132,7 @@ async def eval_async(
     elif o.progress and done:
         _say(f"already complete: {run_dir.path} holds all {total} episodes; nothing to run")
     try:
-        with ProgressBar(o.progress, total, total - len(todo), label) as bar:
+        with environment.warm(), ProgressBar(o.progress, total, total - len(todo), label) as bar:
 
             def record(episode: Episode) -> None:  # this process stays the only writer
                 old = retry.pop((episode.task_id, episode.epoch), None)

@@ -35,6 +35,7 @@ from urllib.parse import quote
 import duckdb
 from pydantic import BaseModel, Field
 
+from workgym.verifiers.duckdb_warm import ensure_warm
 from workgym.verifiers.pg_reader import checked_problems, refusal
 from workgym.verifiers.sql_budget import DEFAULT_MAX_BYTES, ResultBudget
 from workgym.verifiers.sql_guard import Engine, check_read_only
@@ -83,7 +84,14 @@ def _one_line(err: BaseException) -> str:
 
 
 def open_duckdb(path: str | Path) -> Any:
-    """A read-only, locked-down DuckDB session on `path`, TimeZone pinned to UTC."""
+    """A read-only, locked-down DuckDB session on `path`, TimeZone pinned to UTC (on an instance
+    kept open by `warm_sessions()` when one is active)."""
+    if ensure_warm(path, _pinned):  # our pinned instance is loaded: connecting reuses it as is
+        return duckdb.connect(str(path), read_only=True, config=DUCKDB_CONFIG)
+    return _pinned(path)
+
+
+def _pinned(path: str | Path) -> Any:
     if not Path(path).is_file():
         raise FileNotFoundError(f"no DuckDB file at {path}: pass the path of an existing database")
     con = duckdb.connect(str(path), read_only=True, config=DUCKDB_CONFIG)

@@ -34,6 +34,9 @@ def attack(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="where attack.json goes")] = None,
     per_family: Annotated[int, typer.Option(min=1, help="tasks sampled per family")] = 2,
+    max_tasks: Annotated[
+        int, typer.Option(min=0, help="cap on sampled tasks, families taken across kinds; 0: none")
+    ] = 64,  # workgym.guards.attack.MAX_TASKS
     probe: Annotated[
         list[str] | None, typer.Option(help="run only this probe (repeatable)")
     ] = None,
@@ -76,6 +79,7 @@ def attack(
         attack_async(
             environment,
             per_family=per_family,
+            max_tasks=max_tasks or None,
             probes=None if not probe and replays is None else chosen,
             seed=seed,
             clock_s=clock,
@@ -90,7 +94,7 @@ def attack(
         out.print(f"not built yet ({len(report.todo)}): " + ", ".join(t.name for t in report.todo))
     out.print(
         f"attack {'PASSED' if report.passed else 'FAILED'}: {len(report.cells)} cells, "
-        f"{report.episodes} probe runs, {time.perf_counter() - started:.1f} s"
+        f"{report.episodes} probe runs, {time.perf_counter() - started:.1f} s; {report.coverage}"
     )
     out.print(f"report: {path} and {target / 'attack.html'}")
     if not report.passed:

@@ -23,6 +23,7 @@ import hashlib
 import importlib
 import json
 import shutil
+from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,6 +50,7 @@ from workgym.envs.warehouse.schema.card import CARD_FILE, SchemaCard
 from workgym.envs.warehouse.source.snapshot import MANIFEST_FILE, SNAPSHOT_FILE, SnapshotManifest
 from workgym.guards.hooks import submit
 from workgym.guards.surfaces import ResultSet
+from workgym.verifiers.duckdb_warm import warm_sessions
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, verify_sql
 from workgym.verifiers.sql_exec import execute_sql
 
@@ -217,6 +219,10 @@ class WarehouseEnv(Environment):
             ) from exc
         verdict: Verdict = module.verify_conclusion(task=task, episode=episode, env_dir=self.dir)
         return verdict
+
+    def warm(self) -> AbstractContextManager[None]:
+        """Each database file queried stays loaded until the batch ends (duckdb_warm)."""
+        return warm_sessions()
 
     async def score_async(self, task: Task, episode: Episode) -> Verdict:
         # SQL answers run queries (up to seconds): keep them off the event loop.
