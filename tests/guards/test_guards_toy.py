@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import workgym as wg
-
 from workgym.envs.toy.env import ToyShop
 from workgym.guards.attack import attack_async, sample_tasks
 from workgym.guards.attack_report import AttackReport
