@@ -53,12 +53,13 @@ def sample_tasks(
     count = 0
     for turn in range(max(len(fs) for fs in kinds.values())):
         for kind in sorted(kinds):
-            if turn < len(kinds[kind]) and (turn == 0 or count < max_tasks):
-                family = kinds[kind][turn]
-                if turn and count + len(picks[family]) > max_tasks:
-                    continue
-                chosen.append(family)
-                count += len(picks[family])
+            if turn >= len(kinds[kind]):
+                continue
+            family = kinds[kind][turn]
+            if turn and count + len(picks[family]) > max_tasks:
+                continue  # the first turn always runs: every kind is attacked
+            chosen.append(family)
+            count += len(picks[family])
     return [t for family in sorted(chosen) for t in picks[family]]
 
 
