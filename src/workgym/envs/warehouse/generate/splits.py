@@ -74,7 +74,7 @@ def plan_splits(tasks: Sequence[Task], seed: int) -> SplitRecord:
     table_use: Counter[str] = Counter()
     causes: set[str] = set()
     for t in tasks:
-        templates[str(t.meta.get("family", t.family.split("/")[0]))].add(str(t.meta["template"]))
+        templates[str(t.meta.get("family", t.kind))].add(str(t.meta["template"]))
         table_use.update(set(t.meta.get("tables", [])))
         if t.meta.get("cause_type"):
             causes.add(str(t.meta["cause_type"]))
