@@ -44,10 +44,10 @@ from workgym.envs.warehouse.investigate.mechanisms import (
 )
 from workgym.envs.warehouse.investigate.plant import (
     PLANTS_DIR,
+    Copier,
     attach_snapshot,
     clear_plants,
     jittered,
-    write_copy,
 )
 from workgym.envs.warehouse.investigate.prompts import TEMPLATES, clock_of, render
 from workgym.envs.warehouse.investigate.search import BuildReport, Finder, Found, plan, search
@@ -106,7 +106,11 @@ def build_investigations(
         report.timings_s["search"] = round(time.perf_counter() - started, 2)
         clear_plants(out)
         t0 = time.perf_counter()
-        tasks = [_task(con, out, f, card, rng) for f in found]
+        copier = Copier(con, out / PLANTS_DIR)
+        try:
+            tasks = [_task(con, copier, out, f, card, rng) for f in found]
+        finally:
+            copier.close()
         report.timings_s["copies"] = round(time.perf_counter() - t0, 2)
     finally:
         con.close()
@@ -156,7 +160,9 @@ def _window_value(sql: str, database: Path) -> float | None:
     return None
 
 
-def _task(con: object, out: Path, f: Found, card: SchemaCard, rng: random.Random) -> Task:
+def _task(
+    con: object, copier: Copier, out: Path, f: Found, card: SchemaCard, rng: random.Random
+) -> Task:
     frame, metric = f.st.frame, f.st.metric
     plant_id = f"{rng.getrandbits(48):012x}"
     rel = f"{PLANTS_DIR}/{plant_id}.duckdb"
@@ -167,7 +173,7 @@ def _task(con: object, out: Path, f: Found, card: SchemaCard, rng: random.Random
     copy_range = _copy_range(f)
     if copy_range is not None:
         fact_select = f"SELECT * FROM ({fact_select}) AS f WHERE {between(frame, *copy_range)}"
-    digest = write_copy(con, path, frame, fact_select)
+    digest = copier.write(path, frame, fact_select)
     affected = None
     predicate: list[PredicateTerm] = []
     columns: list[str] = []

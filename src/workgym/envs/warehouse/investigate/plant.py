@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,16 @@ def _column_comments(con: Any) -> list[tuple[str, str, str]]:
     ]
 
 
-def digest_of(con: Any, catalog: str) -> str:
-    """sha256 over every table's row count and row-hash checksum (order-independent)."""
+def _checksums(con: Any, catalog: str, only: str | None = None) -> dict[str, list[object]]:
+    """Each table's [row count, row-hash checksum] in `catalog` (or just table `only`)."""
     found: dict[str, list[object]] = {}
     tables = con.execute(
         "SELECT table_name FROM duckdb_tables() "
         f"WHERE database_name = {ql(catalog)} AND schema_name = 'main' ORDER BY table_name"
     ).fetchall()
     for (name,) in tables:
+        if only is not None and name != only:
+            continue
         cols = [
             str(c)
             for (c,) in con.execute(
@@ -81,45 +84,112 @@ def digest_of(con: Any, catalog: str) -> str:
             ).fetchall()
         ]
         found[str(name)] = list(table_checksum(con, f"{catalog}.main.{qi(name)}", cols))
+    return found
+
+
+def _digest(found: dict[str, list[object]]) -> str:
     text = json.dumps(found, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def write_copy(con: Any, path: Path, frame: Frame, fact_select: str) -> str:
-    """Write `path`: every snapshot table, the fact table from `fact_select`, comments kept.
-    Returns the copy's digest (recorded in the manifest, so a changed file is detectable)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    for stale in (tmp, Path(str(tmp) + ".wal"), path, Path(str(path) + ".wal")):
-        stale.unlink(missing_ok=True)
-    con.execute(f"ATTACH {ql(str(tmp))} AS d")
-    con.execute("BEGIN TRANSACTION")  # one commit for the whole copy, not one per statement
-    try:
-        order = ", ".join(f"f.{qi(c)}" for c in frame.columns)
-        for name, comment in _tables(con):
-            target = f"d.main.{qi(name)}"
-            if name == frame.fact:
-                con.execute(
-                    f"CREATE TABLE {target} AS SELECT * FROM ({fact_select}) AS f "
-                    f"ORDER BY f.{qi(frame.time_column)}, hash({order})"
-                )
-            else:
+def digest_of(con: Any, catalog: str) -> str:
+    """sha256 over every table's row count and row-hash checksum (order-independent)."""
+    return _digest(_checksums(con, catalog))
+
+
+def _unlink_db(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    Path(str(path) + ".wal").unlink(missing_ok=True)
+
+
+class Copier:
+    """Writes task copies of the snapshot attached to `con`, each with its own fact table.
+
+    Every table but the fact is the same in every copy of a frame, and on a large warehouse they
+    are most of the bytes (TPC-H's orders, partsupp, customer): rebuilding them per task spent
+    most of generation's time. So each fact table gets one template file holding the other
+    tables and their comments, written and checksummed once; a copy is the template's bytes
+    plus the fact table, and its digest reuses the template's checksums. The file's contents
+    are what a full rebuild writes, so `verify_copies` recomputes the same digest.
+    """
+
+    def __init__(self, con: Any, folder: Path) -> None:
+        self.con = con
+        self.folder = folder
+        self._templates: dict[str, tuple[Path, dict[str, list[object]]]] = {}
+
+    def _template(self, fact: str) -> tuple[Path, dict[str, list[object]]]:
+        if fact in self._templates:
+            return self._templates[fact]
+        con = self.con
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"_template{len(self._templates)}.tmp"  # clear_plants removes it
+        _unlink_db(path)
+        con.execute(f"ATTACH {ql(str(path))} AS t")
+        try:
+            con.execute("BEGIN TRANSACTION")
+            for name, comment in _tables(con):
+                if name == fact:
+                    continue
+                target = f"t.main.{qi(name)}"
                 con.execute(f"CREATE TABLE {target} AS SELECT * FROM {SOURCE}.main.{qi(name)}")
-            if comment:
-                con.execute(f"COMMENT ON TABLE {target} IS {ql(comment)}")
-        for table, column, comment in _column_comments(con):
-            con.execute(f"COMMENT ON COLUMN d.main.{qi(table)}.{qi(column)} IS {ql(comment)}")
-    except BaseException:
-        con.execute("ROLLBACK")
-        con.execute("DETACH d")
-        raise
-    con.execute("COMMIT")
-    try:
-        digest = digest_of(con, "d")
-    finally:
-        con.execute("DETACH d")
-    os.replace(tmp, path)
-    return digest
+                if comment:
+                    con.execute(f"COMMENT ON TABLE {target} IS {ql(comment)}")
+            for table, column, comment in _column_comments(con):
+                if table != fact:
+                    con.execute(
+                        f"COMMENT ON COLUMN t.main.{qi(table)}.{qi(column)} IS {ql(comment)}"
+                    )
+            con.execute("COMMIT")
+            checksums = _checksums(con, "t")
+        finally:
+            con.execute("DETACH t")
+        self._templates[fact] = (path, checksums)
+        return path, checksums
+
+    def write(self, path: Path, frame: Frame, fact_select: str) -> str:
+        """Write `path`: the snapshot with its fact table from `fact_select`, comments kept.
+        Returns the copy's digest (recorded in the manifest, so a changed file is detectable)."""
+        con = self.con
+        template, checksums = self._template(frame.fact)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        _unlink_db(tmp)
+        _unlink_db(path)
+        shutil.copyfile(template, tmp)
+        con.execute(f"ATTACH {ql(str(tmp))} AS d")
+        con.execute("BEGIN TRANSACTION")  # one commit for the whole copy, not one per statement
+        try:
+            target = f"d.main.{qi(frame.fact)}"
+            order = ", ".join(f"f.{qi(c)}" for c in frame.columns)
+            con.execute(
+                f"CREATE TABLE {target} AS SELECT * FROM ({fact_select}) AS f "
+                f"ORDER BY f.{qi(frame.time_column)}, hash({order})"
+            )
+            for name, comment in _tables(con):
+                if name == frame.fact and comment:
+                    con.execute(f"COMMENT ON TABLE {target} IS {ql(comment)}")
+            for table, column, comment in _column_comments(con):
+                if table == frame.fact:
+                    con.execute(f"COMMENT ON COLUMN {target}.{qi(column)} IS {ql(comment)}")
+        except BaseException:
+            con.execute("ROLLBACK")
+            con.execute("DETACH d")
+            _unlink_db(tmp)
+            raise
+        con.execute("COMMIT")
+        try:
+            found = {**checksums, **_checksums(con, "d", only=frame.fact)}
+        finally:
+            con.execute("DETACH d")
+        os.replace(tmp, path)
+        return _digest(found)
+
+    def close(self) -> None:
+        """Remove the templates (they are not task data)."""
+        for path, _ in self._templates.values():
+            _unlink_db(path)
+        self._templates.clear()
 
 
 def clear_plants(out_dir: Path) -> None:
