@@ -61,6 +61,7 @@ from workgym.verifiers.sql_exec import hold_open
 GENERATOR_VERSION = "1"
 DEFAULT_TASKS = 400
 INVESTIGATION_SHARE = 0.1
+SUITE_WORKERS = 2  # beside the investigations thread; more only adds contention on 2 cores
 REPORT_FILE = "generation_report.json"
 T = TypeVar("T")
 
@@ -340,15 +341,11 @@ def _suites(
         info["note"] = "suites disabled (--no-suites): SQL answers are checked on the snapshot only"
         return drafted, info
     phase = bar.add_task("SQL test suites", total=len(sql_tasks)) if bar else None
-    done: list[Task] = []
-    copies = 0
-    for t in drafted:
+
+    def build(t: Task) -> Any:
         spec = t.meta["answer_spec"]
-        if spec["kind"] != "sql":
-            done.append(t)
-            continue
         try:
-            suite = build_suite(
+            return build_suite(
                 out / SNAPSHOT_FILE,
                 spec["gold_sql"],
                 cache_dir=out / "fuzz",
@@ -357,15 +354,31 @@ def _suites(
                 fingerprint=digest,
             )
         except (ValueError, RuntimeError) as exc:
-            info["failed"].append(f"{t.id}: {exc}")
+            return exc
+        finally:
+            if bar is not None and phase is not None:
+                bar.advance(phase)
+
+    # Each suite is its own DuckDB work on its own connections and depends only on its task,
+    # so they are built side by side (2 workers: 39.5 s -> 24.7 s for TPC-DS's 20 suites on
+    # 2 cores); map keeps the task order, so the output is the same as one worker's.
+    with ThreadPoolExecutor(max_workers=SUITE_WORKERS) as pool:
+        built = iter(list(pool.map(build, sql_tasks)))
+    done: list[Task] = []
+    copies = 0
+    for t in drafted:
+        if t.meta["answer_spec"]["kind"] != "sql":
+            done.append(t)
+            continue
+        suite = next(built)
+        if isinstance(suite, Exception):
+            info["failed"].append(f"{t.id}: {suite}")
             continue
         paths = [str(Path(p).resolve().relative_to(out.resolve())) for p in suite.paths]
         copies += len(paths)
         info["built"] += 1
         info["fallbacks"] += suite.fallback is not None
         done.append(t.model_copy(update={"meta": t.meta | {"suite": paths}}))
-        if bar is not None and phase is not None:
-            bar.advance(phase)
     info["copies"] = copies
     return done, info
 
