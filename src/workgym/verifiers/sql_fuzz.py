@@ -261,11 +261,8 @@ def _write(stage: Stage, chosen: list[_Copy], suite: FuzzSuite, folder: Path) ->
     tmp = folder.parent / f".tmp-{folder.name}-{os.getpid()}-{threading.get_ident()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    names = []
-    for n, copy in enumerate(chosen):
-        name = f"copy_{n:02d}_{copy.strategy}.duckdb"
-        stage.write(copy.catalog, tmp / name)
-        names.append(name)
+    names = [f"copy_{n:02d}_{copy.strategy}.duckdb" for n, copy in enumerate(chosen)]
+    stage.write([(copy.catalog, tmp / name) for copy, name in zip(chosen, names, strict=True)])
     suite.paths = names
     (tmp / "suite.json").write_text(suite.model_dump_json(indent=1))
     try:
