@@ -89,3 +89,18 @@ def test_the_investigator_names_the_planted_cause(
     solved, total = investigator_score(nyc_inv[0])
     assert total >= 8
     assert solved >= 0.8 * total, f"{solved} of {total}"
+
+
+def test_the_investigator_says_it_answers_investigations_only(
+    nyc_inv: tuple[WarehouseEnv, Investigations],
+) -> None:
+    import asyncio
+
+    import workgym as wg
+    from workgym.envs.warehouse.investigate.investigator import Investigator
+
+    env, _ = nyc_inv
+    task = next(iter(env.taskset))
+    other = task.model_copy(update={"family": "F1/F1.t0/flights", "meta": {}})
+    with pytest.raises(ValueError, match="answers F9 investigations only"):
+        asyncio.run(wg.run_episode(env, other, wg.Policy(Investigator())))

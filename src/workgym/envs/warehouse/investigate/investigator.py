@@ -131,6 +131,11 @@ def _call(i: str, sql: str) -> ToolCall:
 class _Turns:
     def __init__(self, task: Task) -> None:
         self.question = task.meta.get("question") or {}
+        if "frame" not in self.question:
+            raise ValueError(
+                f"{NAME} answers F9 investigations only; task {task.id} is {task.family} "
+                "(its other episodes are errors by design: count the F9 ones)"
+            )
         self.frame = Frame.model_validate(self.question["frame"])
         self.metric = Metric.model_validate(self.question["metric"])
         self.ratio = self.metric.den(self.frame) is not None
