@@ -84,8 +84,10 @@ def test_copies_keep_every_table_and_comment_and_their_digest_matches_the_file(
         counts = check.execute(
             "SELECT (SELECT count(*) FROM d.sales), (SELECT count(*) FROM d.shops)"
         ).fetchone()
-        first = check.execute("SELECT min(sold_at) = (SELECT sold_at FROM d.sales LIMIT 1) FROM d.sales")
-        assert first.fetchone() == (True,)  # the fact table is written in time order
+        first = check.execute(
+            "SELECT min(sold_at) = (SELECT sold_at FROM d.sales LIMIT 1) FROM d.sales"
+        ).fetchone()
+        assert first == (True,)  # the fact table is written in time order
         check.close()
         assert counts == ((333 if name == "a" else 500), 3)
 
