@@ -263,9 +263,7 @@ class Stage:
         TPC-DS tables took 150 ms a copy); only the tables a strategy may change are added."""
         self.con.execute("USE memory")
         shared = [t for t in self.schema if t not in self.touched]
-        if not copies:
-            return
-        if self.views or not shared:  # views read any table: copy the catalogs whole
+        if not shared:  # every table touched (always so with views): copy the catalogs whole
             for cat, path in copies:
                 self._attach_out(path)
                 try:
@@ -273,12 +271,14 @@ class Stage:
                 finally:
                     self.con.execute("DETACH wg_out")
             return
+        if not copies:
+            return
+        own = [t for t in self.schema if t in self.touched]
         template = copies[0][1].with_name(".shared.tmp")
         try:
             self._fill(template, [(t, f"wg_rest.main.{qi(t)}") for t in shared])
             for cat, path in copies:
                 shutil.copyfile(template, path)
-                own = [t for t in self.schema if t in self.touched]
                 self._fill(path, [(t, f"{cat}.main.{qi(t)}") for t in own])
         finally:
             template.unlink(missing_ok=True)

@@ -66,25 +66,24 @@ def _column_comments(con: Any) -> list[tuple[str, str, str]]:
     ]
 
 
-def _checksums(con: Any, catalog: str, only: str | None = None) -> dict[str, list[object]]:
-    """Each table's [row count, row-hash checksum] in `catalog` (or just table `only`)."""
-    found: dict[str, list[object]] = {}
+def _checksum(con: Any, catalog: str, table: str) -> list[object]:
+    """[row count, row-hash checksum] of one table of `catalog`."""
+    cols = [
+        str(c)
+        for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = "
+            f"{ql(catalog)} AND table_name = {ql(table)} ORDER BY column_index"
+        ).fetchall()
+    ]
+    return list(table_checksum(con, f"{catalog}.main.{qi(table)}", cols))
+
+
+def _checksums(con: Any, catalog: str) -> dict[str, list[object]]:
     tables = con.execute(
         "SELECT table_name FROM duckdb_tables() "
         f"WHERE database_name = {ql(catalog)} AND schema_name = 'main' ORDER BY table_name"
     ).fetchall()
-    for (name,) in tables:
-        if only is not None and name != only:
-            continue
-        cols = [
-            str(c)
-            for (c,) in con.execute(
-                "SELECT column_name FROM duckdb_columns() WHERE database_name = "
-                f"{ql(catalog)} AND table_name = {ql(name)} ORDER BY column_index"
-            ).fetchall()
-        ]
-        found[str(name)] = list(table_checksum(con, f"{catalog}.main.{qi(name)}", cols))
-    return found
+    return {str(name): _checksum(con, catalog, str(name)) for (name,) in tables}
 
 
 def _digest(found: dict[str, list[object]]) -> str:
@@ -116,72 +115,71 @@ class Copier:
     def __init__(self, con: Any, folder: Path) -> None:
         self.con = con
         self.folder = folder
+        self.tables = _tables(con)
+        self.column_comments = _column_comments(con)
         self._templates: dict[str, tuple[Path, dict[str, list[object]]]] = {}
 
-    def _template(self, fact: str) -> tuple[Path, dict[str, list[object]]]:
-        if fact in self._templates:
-            return self._templates[fact]
+    def _fill(self, catalog: str, tables: dict[str, str]) -> None:
+        """Create each table (name -> SELECT) in `catalog` with the snapshot's comments on it,
+        in one transaction (one commit for the file, not one per statement)."""
         con = self.con
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"_template{len(self._templates)}.tmp"  # clear_plants removes it
-        _unlink_db(path)
-        con.execute(f"ATTACH {ql(str(path))} AS t")
+        con.execute("BEGIN TRANSACTION")
         try:
-            con.execute("BEGIN TRANSACTION")
-            for name, comment in _tables(con):
-                if name == fact:
+            for name, comment in self.tables:
+                if name not in tables:
                     continue
-                target = f"t.main.{qi(name)}"
-                con.execute(f"CREATE TABLE {target} AS SELECT * FROM {SOURCE}.main.{qi(name)}")
+                target = f"{catalog}.main.{qi(name)}"
+                con.execute(f"CREATE TABLE {target} AS {tables[name]}")
                 if comment:
                     con.execute(f"COMMENT ON TABLE {target} IS {ql(comment)}")
-            for table, column, comment in _column_comments(con):
-                if table != fact:
-                    con.execute(
-                        f"COMMENT ON COLUMN t.main.{qi(table)}.{qi(column)} IS {ql(comment)}"
-                    )
-            con.execute("COMMIT")
-            checksums = _checksums(con, "t")
-        finally:
-            con.execute("DETACH t")
-        self._templates[fact] = (path, checksums)
-        return path, checksums
+            for table, column, comment in self.column_comments:
+                if table in tables:
+                    target = f"{catalog}.main.{qi(table)}.{qi(column)}"
+                    con.execute(f"COMMENT ON COLUMN {target} IS {ql(comment)}")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+
+    def _template(self, fact: str) -> tuple[Path, dict[str, list[object]]]:
+        if fact not in self._templates:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"_template{len(self._templates)}.tmp"  # clear_plants removes it
+            _unlink_db(path)
+            others = {
+                n: f"SELECT * FROM {SOURCE}.main.{qi(n)}" for n, _ in self.tables if n != fact
+            }
+            self.con.execute(f"ATTACH {ql(str(path))} AS t")
+            try:
+                self._fill("t", others)
+                checksums = _checksums(self.con, "t")
+            finally:
+                self.con.execute("DETACH t")
+            self._templates[fact] = (path, checksums)
+        return self._templates[fact]
 
     def write(self, path: Path, frame: Frame, fact_select: str) -> str:
         """Write `path`: the snapshot with its fact table from `fact_select`, comments kept.
         Returns the copy's digest (recorded in the manifest, so a changed file is detectable)."""
-        con = self.con
         template, checksums = self._template(frame.fact)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         _unlink_db(tmp)
         _unlink_db(path)
         shutil.copyfile(template, tmp)
-        con.execute(f"ATTACH {ql(str(tmp))} AS d")
-        con.execute("BEGIN TRANSACTION")  # one commit for the whole copy, not one per statement
+        order = ", ".join(f"f.{qi(c)}" for c in frame.columns)
+        fact = (
+            f"SELECT * FROM ({fact_select}) AS f ORDER BY f.{qi(frame.time_column)}, hash({order})"
+        )
+        self.con.execute(f"ATTACH {ql(str(tmp))} AS d")
         try:
-            target = f"d.main.{qi(frame.fact)}"
-            order = ", ".join(f"f.{qi(c)}" for c in frame.columns)
-            con.execute(
-                f"CREATE TABLE {target} AS SELECT * FROM ({fact_select}) AS f "
-                f"ORDER BY f.{qi(frame.time_column)}, hash({order})"
-            )
-            for name, comment in _tables(con):
-                if name == frame.fact and comment:
-                    con.execute(f"COMMENT ON TABLE {target} IS {ql(comment)}")
-            for table, column, comment in _column_comments(con):
-                if table == frame.fact:
-                    con.execute(f"COMMENT ON COLUMN {target}.{qi(column)} IS {ql(comment)}")
+            self._fill("d", {frame.fact: fact})
+            found = {**checksums, frame.fact: _checksum(self.con, "d", frame.fact)}
         except BaseException:
-            con.execute("ROLLBACK")
-            con.execute("DETACH d")
+            self.con.execute("DETACH d")
             _unlink_db(tmp)
             raise
-        con.execute("COMMIT")
-        try:
-            found = {**checksums, **_checksums(con, "d", only=frame.fact)}
-        finally:
-            con.execute("DETACH d")
+        self.con.execute("DETACH d")
         os.replace(tmp, path)
         return _digest(found)
 
