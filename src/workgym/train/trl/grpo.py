@@ -9,7 +9,8 @@ What lands in `--out`, every piece a file a person can open:
 - `checkpoint/`: the trained model and tokenizer, loadable as `hf/<out>/checkpoint` (LoRA
   adapters are merged in; the adapter alone is kept in `adapter/`).
 - `train.json`: what was trained from what — `baseline` (the starting model) and `candidate`
-  (the checkpoint) as model references `workgym certify` takes, the settings and versions.
+  (the checkpoint) as model references `workgym certify` takes, the settings and versions, and
+  how many episodes the loss skipped because their advantage was 0 (`signal_only`).
 
 Training never resumes: a directory that already holds a run is refused, so a curve is never a
 splice of two runs.
@@ -33,6 +34,7 @@ from workgym.core.model import Sampling
 from workgym.models.hf import MODEL_META
 from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
 from workgym.train.trl.rollout import RolloutStats, WorkgymRollout, train_tasks, workgym_reward
+from workgym.train.trl.signal_only import signal_only
 
 TRAIN_FORMAT = "workgym-train/1"
 
@@ -178,7 +180,7 @@ def train_grpo(
             r=settings.lora_rank, lora_alpha=2 * settings.lora_rank,
             target_modules="all-linear", task_type="CAUSAL_LM",
         )  # fmt: skip
-    trainer = trl.GRPOTrainer(
+    trainer = signal_only(trl.GRPOTrainer)(
         model=network,
         processing_class=tokenizer,
         args=config,
@@ -216,6 +218,9 @@ def train_grpo(
         "first_reward": history[0].mean_reward if history else None,
         "last_reward": history[-1].mean_reward if history else None,
         "steps_with_signal": sum(1 for point in history if point.groups_with_variance),
+        # episodes the loss saw, and those skipped because their advantage was 0 (signal_only)
+        "episodes_trained": trainer.rows_trained,
+        "episodes_skipped_zero_advantage": trainer.rows_skipped,
         "versions": _versions(),
         "wall_time_s": round(time.perf_counter() - started, 3),
     }
