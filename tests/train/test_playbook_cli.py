@@ -58,9 +58,13 @@ def test_train_playbook_then_eval_with_the_learned_file(tmp_path: Path) -> None:
 def test_the_token_budget_stops_training(tmp_path: Path) -> None:
     out = tmp_path / "pb"
     result = runner.invoke(
-        app, ["train", "playbook", *TOY, "--out", str(out), "--budget-tokens", "12000"]
-    )
+        app,
+        ["train", "playbook", *TOY, "--out", str(out), "--budget-tokens", "12000",
+         "--reflector-max-tokens", "700"],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
+    # a small reflector's replies are bounded (SmolLM2-135M repeated one heading for 400 tokens)
+    assert json.loads((out / "train.json").read_text())["config"]["reflector_max_tokens"] == 700
     report = json.loads((out / "report.json").read_text())
     assert report["stop_reason"] == "budget" and report["ledger"]["budget"] == 12000
     # every new rollout run is checked against the budget before it starts

@@ -87,6 +87,9 @@ def playbook(
     patience: Annotated[int, typer.Option(min=1, help="stop after N rejections in a row")] = 3,
     temperature: Annotated[float, typer.Option(min=0.0)] = 0.7,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="per agent call")] = None,
+    reflector_max_tokens: Annotated[
+        int, typer.Option(min=1, help="per reflection (bound a small reflector's rambling)")
+    ] = 4000,
     playbook_budget: Annotated[int, typer.Option(min=50, help="playbook tokens")] = 3000,
     margin: Annotated[float, typer.Option(min=0.0, help="non-inferiority margin")] = 0.05,
     seed: int = 0,
@@ -116,6 +119,7 @@ def playbook(
             patience=patience,
             temperature=temperature,
             max_tokens=max_tokens,
+            reflector_max_tokens=reflector_max_tokens,
             playbook_budget=playbook_budget,
             ni_margin=margin,
             budget_tokens=budget_tokens,
