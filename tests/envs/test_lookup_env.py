@@ -71,6 +71,19 @@ def test_two_lookups_then_submit_is_correct_and_lists_are_wrong(env: Lookup) -> 
     assert not bad.success
 
 
+def test_the_oracle_looks_up_before_it_submits_and_solves_every_task(env: Lookup) -> None:
+    # Teacher forcing scores the gold trajectory's next action: a gold that submits at once
+    # would ask for an answer nobody can know without the lookups.
+    for task in env.taskset:
+        turns = env.oracle(task)
+        names = [m.tool_calls[0].name for m in turns]
+        hops = 2 if task.meta["kind"].endswith("_of_person") else 1
+        assert len(names) == hops + 1 and names[-1] == "submit_answer"
+        assert len(turns) <= env.limits.max_turns
+    sample = [t for t in env.taskset if t.family.endswith("/t2")]
+    assert all(play(env, t, env.oracle(t)).success for t in sample)
+
+
 def test_unknown_names_come_back_as_tool_errors_that_say_what_to_do(env: Lookup) -> None:
     task = env.taskset.split("train")[0]
     episode = play(

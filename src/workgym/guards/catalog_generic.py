@@ -18,9 +18,13 @@ from workgym.guards.hooks import other_task_gold, submit, wrong_answer
 from workgym.guards.probes import (
     AttackContext,
     Expect,
+    Outcome,
     PairProbe,
     ReactiveProbe,
     ScriptProbe,
+    describe,
+    judge_verdict,
+    play,
 )
 
 if TYPE_CHECKING:
@@ -153,6 +157,17 @@ class ToolOutputPaste(ReactiveProbe):
             pasted = "\n".join(m.content for m in messages[last + 1 :] if m.role == "tool")
             return submit(env, task, pasted)[0]
         return a.say("")
+
+    async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
+        expected = self.expectation(ctx, task)
+        if expected is None:
+            return None
+        ep = await play(ctx, task, self.attacker(), self.seed_for(ctx, task))
+        if isinstance(ep.answer, str) and ep.answer.strip() == str(task.answer).strip():
+            # The tools return the answer verbatim (lookup's bare values): the paste is the
+            # gold answer itself, which no verifier may reject, so there is nothing to attack.
+            return None
+        return self.outcome(task, expected, describe(ep), judge_verdict(expected, ep))
 
 
 def _is_final(env: Environment, name: str) -> bool:

@@ -50,6 +50,20 @@ def with_clock(env: Environment, seconds: float) -> Environment:
     return clocked
 
 
+def with_turns(env: Environment, extra: int) -> Environment:
+    """The same environment allowing `extra` more turns, for a probe that spends its own.
+
+    A probe that prepends hostile turns to the oracle's must not be cut by a turn limit sized
+    for the task alone (lookup allows 3, its two-lookup oracle takes 3): what it tests is that
+    the episode survives the hostile turns, not the budget. Same shallow copy as `with_clock`.
+    """
+    env.content_hash()
+    widened = copy.copy(env)
+    turns = env.limits.max_turns
+    vars(widened)["limits"] = env.limits.model_copy(update={"max_turns": turns + extra})
+    return widened
+
+
 def _recovered(ep: Episode, reasons: set[str]) -> bool:
     return (
         ep.outcome == "truncated"
@@ -114,6 +128,9 @@ def _nothing(task: Task, env: Environment) -> Sequence[Message]:
     return [a.say("")]
 
 
+HOSTILE_TURNS = 2  # ToolRaises: the raising calls, then the malformed and unknown ones
+
+
 class ToolRaises(Probe):
     name = "tool-raises"
     applies_to = frozenset({TOOLS})
@@ -134,7 +151,7 @@ class ToolRaises(Probe):
         ]
         first = env.tools[0].name
         broken = [a.call(first, "{not json", "raise-json"), a.call("probe_no_such_tool", {}, "x")]
-        return [a.turn(*hostile), a.turn(*broken), *final]
+        return [a.turn(*hostile), a.turn(*broken), *final]  # HOSTILE_TURNS before the oracle
 
     def attacker(self) -> TaskAwareModel:
         return TaskScript(f"scripted/probe-{self.name}", self._turns)
@@ -147,7 +164,8 @@ class ToolRaises(Probe):
         if turns is None:
             return None
         model = TaskScript(f"scripted/probe-{self.name}", lambda t, e: turns)
-        ep = await play(ctx, task, model, self.seed_for(ctx, task))
+        widened = with_turns(ctx.env, HOSTILE_TURNS)
+        ep = await play(ctx, task, model, self.seed_for(ctx, task), widened)
         errors = sum(c.is_error for c in ep.tool_calls)
         scored = ep.outcome != "error" and ep.verdict is not None
         scored = scored and ep.verdict is not None and ep.verdict.status != "verifier_error"

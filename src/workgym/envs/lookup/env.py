@@ -13,6 +13,7 @@ do not matter; anything else does), so a submission that lists several candidate
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import Counter
@@ -21,6 +22,7 @@ from typing import Any
 from workgym.core.environment import Environment, Limits
 from workgym.core.errors import ToolError
 from workgym.core.loading import register
+from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, tool
 from workgym.core.verdict import Status, Verdict
@@ -121,6 +123,25 @@ def build_tasks(per_template: int = PER_TEMPLATE, seed: int = 5) -> list[Task]:
     # of a split, which `--limit N` plays, span its families instead of exhausting the first.
     rank = {id(t): i % per_template for i, t in enumerate(tasks)}
     return sorted(tasks, key=lambda t: rank[id(t)])
+
+
+# The lookups that answer a kind, in order: a tool per step, its argument the previous result.
+LOOKUPS: dict[str, tuple[str, ...]] = {
+    "city": ("city_of",),
+    "team": ("team_of",),
+    "manager": ("manager_of",),
+    "team_lead": ("lead_of",),
+    "team_building": ("building_of",),
+    "lead_of_person": ("team_of", "lead_of"),
+    "building_of_person": ("team_of", "building_of"),
+}
+
+
+def lookup_value(tool_name: str, name: str) -> str:
+    """What a lookup tool returns for `name` (the tools below read the same records)."""
+    if tool_name in ("lead_of", "building_of"):
+        return str(TEAMS_BY_NAME[name][tool_name.removesuffix("_of")])
+    return str(PEOPLE_BY_NAME[name][tool_name.removesuffix("_of")])
 
 
 def normalise(text: str) -> str:
@@ -239,6 +260,23 @@ class Lookup(Environment):
 
     def state(self, task: Task) -> Any:
         return {"people": PEOPLE_BY_NAME, "teams": TEAMS_BY_NAME}
+
+    def oracle(self, task: Task) -> list[Message]:
+        """The lookups an agent has to make, one turn each, then the submission.
+
+        Not the default (submit the answer at once): teacher forcing scores a model on the gold
+        trajectory's next action, and an answer nobody could know without looking it up would
+        test nothing (issue 20, claim 1).
+        """
+        turns, value = [], str(task.meta["subject"])
+        for step, tool_name in enumerate(LOOKUPS[str(task.meta["kind"])]):
+            call = ToolCall(id=f"oracle_{step}", name=tool_name,
+                            arguments=json.dumps({"name": value}))  # fmt: skip
+            turns.append(Message(role="assistant", tool_calls=[call]))
+            value = lookup_value(tool_name, value)
+        submit = ToolCall(id="oracle_submit", name="submit_answer",
+                          arguments=json.dumps({"answer": value}))  # fmt: skip
+        return [*turns, Message(role="assistant", tool_calls=[submit])]
 
     def verify(self, task: Task, episode: Any) -> Verdict:
         answer = episode.answer
