@@ -209,15 +209,18 @@ def test_check_is_reused_and_an_edited_environment_checks_without_rm(tmp_path: P
 
 
 def test_ctrl_c_says_what_is_kept_and_the_rerun_says_it_resumes(tmp_path: Path) -> None:
+    # One episode at a time: all 6000 at once finished in about a second, and on a loaded
+    # machine this test once sent its Ctrl-C after the run had already ended.
     argv = [sys.executable, "-m", "workgym", "eval", "workgym/toy-shop", "--model",
-            "scripted/oracle", "--split", "all", "--epochs", "100", "--out", "r"]  # fmt: skip
+            "scripted/oracle", "--split", "all", "--epochs", "100", "--out", "r",
+            "--concurrency", "1"]  # fmt: skip
     proc = subprocess.Popen(
         argv, cwd=tmp_path, env=environ(tmp_path), stderr=subprocess.PIPE, text=True
     )
     episodes = tmp_path / "r" / "episodes.jsonl"
     deadline = time.monotonic() + 120
     while not (episodes.exists() and episodes.stat().st_size) and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and TRACEBACK not in stderr, stderr
