@@ -18,16 +18,13 @@ from workgym.guards.hooks import other_task_gold, submit, wrong_answer
 from workgym.guards.probes import (
     AttackContext,
     Expect,
-    Outcome,
     PairProbe,
     ReactiveProbe,
     ScriptProbe,
-    describe,
-    judge_verdict,
-    play,
 )
 
 if TYPE_CHECKING:
+    from workgym.core.episode import Episode
     from workgym.core.tasks import Task
 
 INJECTION = (
@@ -158,16 +155,10 @@ class ToolOutputPaste(ReactiveProbe):
             return submit(env, task, pasted)[0]
         return a.say("")
 
-    async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
-        expected = self.expectation(ctx, task)
-        if expected is None:
-            return None
-        ep = await play(ctx, task, self.attacker(), self.seed_for(ctx, task))
-        if isinstance(ep.answer, str) and ep.answer.strip() == str(task.answer).strip():
-            # The tools return the answer verbatim (lookup's bare values): the paste is the
-            # gold answer itself, which no verifier may reject, so there is nothing to attack.
-            return None
-        return self.outcome(task, expected, describe(ep), judge_verdict(expected, ep))
+    def moot(self, task: Task, ep: Episode) -> bool:
+        # The tools return the answer verbatim (lookup's bare values): the paste is the gold
+        # answer itself, which no verifier may reject, so there is nothing to attack.
+        return isinstance(ep.answer, str) and ep.answer.strip() == str(task.answer).strip()
 
 
 def _is_final(env: Environment, name: str) -> bool:

@@ -35,19 +35,23 @@ SLEEP_S = 3600.0  # far beyond any episode limit: only the harness clock can end
 CLOCK_SLACK_S = 5.0
 
 
+def _with_limits(env: Environment, **update: Any) -> Environment:
+    """A shallow copy whose instance attribute shadows the class's `limits`; the content hash is
+    computed first so episodes still name the real environment."""
+    env.content_hash()
+    changed = copy.copy(env)
+    vars(changed)["limits"] = env.limits.model_copy(update=update)
+    return changed
+
+
 def with_clock(env: Environment, seconds: float) -> Environment:
     """The same environment with the episode time limit cut to `seconds`, for the sleep probe.
 
-    A shallow copy whose instance attribute shadows the class's `limits`; the content hash is
-    computed first so episodes still name the real environment. What is tested is that the
-    harness clock cuts a sleeping agent and the verdict says `timeout`, not the limit's value.
+    What is tested is that the harness clock cuts a sleeping agent and the verdict says
+    `timeout`, not the limit's value.
     """
-    env.content_hash()
-    clocked = copy.copy(env)
     limit = env.limits.episode_timeout_s
-    seconds = seconds if limit is None else min(limit, seconds)
-    vars(clocked)["limits"] = env.limits.model_copy(update={"episode_timeout_s": seconds})
-    return clocked
+    return _with_limits(env, episode_timeout_s=seconds if limit is None else min(limit, seconds))
 
 
 def with_turns(env: Environment, extra: int) -> Environment:
@@ -55,13 +59,9 @@ def with_turns(env: Environment, extra: int) -> Environment:
 
     A probe that prepends hostile turns to the oracle's must not be cut by a turn limit sized
     for the task alone (lookup allows 3, its two-lookup oracle takes 3): what it tests is that
-    the episode survives the hostile turns, not the budget. Same shallow copy as `with_clock`.
+    the episode survives the hostile turns, not the budget.
     """
-    env.content_hash()
-    widened = copy.copy(env)
-    turns = env.limits.max_turns
-    vars(widened)["limits"] = env.limits.model_copy(update={"max_turns": turns + extra})
-    return widened
+    return _with_limits(env, max_turns=env.limits.max_turns + extra)
 
 
 def _recovered(ep: Episode, reasons: set[str]) -> bool:

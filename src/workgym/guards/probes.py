@@ -251,7 +251,13 @@ class ReactiveProbe(Probe):
         if expected is None:
             return None
         ep = await play(ctx, task, self.attacker(), self.seed_for(ctx, task))
+        if self.moot(task, ep):
+            return None
         return self.outcome(task, expected, describe(ep), judge_verdict(expected, ep))
+
+    def moot(self, task: Task, ep: Episode) -> bool:
+        """Whether the episode played shows this task cannot be attacked this way after all."""
+        return False
 
 
 class _ReactiveScript:
