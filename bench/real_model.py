@@ -3,9 +3,9 @@
     PYTHONPATH=src python bench/real_model.py --concurrency 1,8,32 --max-tokens 24 --max-turns 3
 
 For each concurrency C it runs C toy-shop dev episodes of at most `--max-turns` turns through
-`workgym.eval` (the `hf/` provider with its micro-batching worker, greedy, `--max-tokens` per
-turn) and reports completion tokens/s,
-seconds per episode and the batch sizes the worker ran. Against it: raw `model.generate` of the
+`workgym.eval` (the `hf/` provider with its continuous-batching worker, greedy, `--max-tokens`
+per turn) and reports completion tokens/s, seconds per episode, how many prefills the worker ran
+and how many rows its decode steps held on average. Against it: raw `model.generate` of the
 same model on the same cores, batch C, on the episodes' opening prompts, with exactly
 `--max-tokens` new tokens per row. The provider's figure includes everything an episode does
 (templates, tools, verifier); the ratio is the share of raw batched throughput `workgym eval`
@@ -77,6 +77,7 @@ def opening_prompts(model: HFModel, env: ToyShop, n: int) -> list[list[int]]:
 def provider_run(model: HFModel, env: ToyShop, n: int, new_tokens: int) -> dict[str, Any]:
     generator: Any = model.generator
     generator.batches.clear()
+    generator.steps.clear()
     tasks = env.taskset.split("dev")
     limit = min(n, len(tasks))
     out = Path(tempfile.mkdtemp(prefix="bench-real-")) / "run"
@@ -96,6 +97,7 @@ def provider_run(model: HFModel, env: ToyShop, n: int, new_tokens: int) -> dict[
         "turns": sum(e.turns for e in episodes),
         "success": sum(e.success for e in episodes),
         "batches": list(generator.batches),
+        "steps": list(generator.steps),
     }
 
 
@@ -115,12 +117,15 @@ def main() -> None:
           f"cores {os.cpu_count()}  load avg {os.getloadavg()[0]:.1f}")  # fmt: skip
     env = ShortToyShop()
     asyncio.run(model.complete(*_warm(model, env), Sampling(max_tokens=2)))
-    print("concurrency  provider tok/s  raw tok/s  ratio  s/episode  episodes  turns  batches")
+    print(
+        "concurrency  provider tok/s  raw tok/s  ratio  s/episode  episodes  turns  prefills  "
+        "rows/step"
+    )
     for c in levels:
         got = provider_run(model, env, c, args.max_tokens)
         raw = raw_tokens_per_s(model, opening_prompts(model, env, c), args.max_tokens)
-        sizes = got["batches"]
-        shown = f"{len(sizes)} (mean {sum(sizes) / max(len(sizes), 1):.1f})"
+        steps = got["steps"]
+        shown = f"{len(got['batches']):8d}  {sum(steps) / max(len(steps), 1):9.1f}"
         print(f"{c:11d}  {got['tok_s']:13.1f}  {raw:9.1f}  {got['tok_s'] / raw:5.2f}  "
               f"{got['s_per_episode']:9.1f}  {got['episodes']:8d}  {got['turns']:5d}  {shown}  "
               f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip

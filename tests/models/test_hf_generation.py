@@ -4,35 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 import itertools
-import tempfile
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from tiny_models import tiny_model, token_ids  # noqa: E402
+
 import workgym as wg  # noqa: E402
 from workgym.core.model import Sampling  # noqa: E402
 from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.models.hf import HFModel, turn_seed  # noqa: E402
-from workgym.models.hf_batching import BatchedGenerator, GenRequest, decode_batch  # noqa: E402
+from workgym.models.hf_batching import BatchedGenerator  # noqa: E402
+from workgym.models.hf_decode import GenRequest, decode_batch  # noqa: E402
 from workgym.models.hf_template import CHATML_TOOLS, ignores_tools  # noqa: E402
 
 
-@functools.cache
 def tiny() -> HFModel:
-    from workgym.train.tiny import build_tiny
-
-    path = build_tiny(Path(tempfile.mkdtemp(prefix="workgym-tiny-")) / "model", seed=0)
-    return HFModel(f"hf/{path}")
+    return tiny_model(0)
 
 
 def prompts() -> list[list[int]]:
-    ids = tiny().tokenizer("the shop sells tea and cocoa nibs", add_special_tokens=False)
-    base = ids["input_ids"]
+    base = token_ids(tiny(), "the shop sells tea and cocoa nibs")
     return [base[:3], base, base[:7] * 2, base[2:9]]
 
 

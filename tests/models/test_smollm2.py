@@ -28,7 +28,7 @@ from workgym.core.episode import Episode
 from workgym.core.model import Sampling
 from workgym.envs.toy.env import ToyShop
 from workgym.models.hf import HFModel
-from workgym.models.hf_batching import GenRequest, decode_batch
+from workgym.models.hf_decode import GenRequest, decode_batch
 from workgym.train.trl.tokens import episode_tokens
 
 pytestmark = pytest.mark.slow

@@ -21,9 +21,9 @@ them, and the reply's text (and tool call) is read from prefill plus completion.
 Each turn samples with its own seed, derived from the episode's seed and the turn's index
 (`turn_seed`): reusing the episode seed on every turn would replay the same random stream and
 repeat sampled calls within an episode. Generation is pluggable (`TokenGenerator`): by default a
-micro-batching worker thread (`hf_batching.BatchedGenerator`) so concurrent episodes share
-batches and the event loop never blocks; or a server that takes token ids (the vLLM server TRL
-starts) during training on a GPU.
+worker thread (`hf_batching.BatchedGenerator`) running one continuous batch that concurrent
+episodes' turns join and leave, so the event loop never blocks; or a server that takes token
+ids (the vLLM server TRL starts) during training on a GPU.
 """
 
 from __future__ import annotations

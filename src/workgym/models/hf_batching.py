@@ -1,18 +1,12 @@
-"""Token generation for the `hf/` provider: one decode loop, and a micro-batcher in front of it.
+"""The `hf/` provider's scheduler: concurrent requests share one running decode batch.
 
 Episodes run concurrently, each waiting on one model turn at a time. Generating one prompt at a
 time inside the event loop serialised them and froze the loop; on a CPU a batch of 8 prompts
-costs little more per step than one. So requests go to a worker thread that collects the ones
-arriving close together (a sliding window of a few milliseconds, ended early once as many
-requests as the last batch answered have come back), pads them on the left and decodes them
-together, stopping each sequence at its own end-of-turn token or budget and dropping finished
-rows from the batch.
-
-The loop is written here rather than calling `model.generate` because each row needs its own
-random stream: an episode's sampled tokens must depend on its seed only, never on which other
-episodes shared its batch. Each row samples from a `torch.Generator` seeded with the request's
-seed, and its logprobs are those of the sampling distribution (logits divided by the
-temperature, top-p not applied), as TRL computes them.
+costs little more per step than one. So requests go to a worker thread that owns the model's
+compute. With nothing running it collects the requests arriving close together (a sliding window
+of a few milliseconds, ended early once as many requests as the last run held have come) and
+starts a batch; while the batch runs, each newly queued request joins it between two decode
+steps, and each finished row's caller gets its answer at once (`hf_decode.DecodeBatch`).
 """
 
 from __future__ import annotations
@@ -20,139 +14,25 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import queue
-import random
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from workgym.core.model import Sampling
+from workgym.models.hf_decode import (
+    DecodeBatch,
+    GenRequest,
+    Result,
+    Row,
+    decode_batch,
+    training_off,
+)
+from workgym.models.hf_prefix import PrefixStore
 
-Result = tuple[list[int], list[float]]
 # An idle worker retires after this long (a new request starts another): a process never waits
 # at exit for more than this, and no thread outlives the model's use.
 IDLE_EXIT_S = 1.0
-STOP_WINDOW = 12  # tokens decoded to look for a stop text; longer than any stop text's tokens
-
-
-@dataclass
-class GenRequest:
-    prompt_ids: list[int]
-    sampling: Sampling
-    max_new_tokens: int
-    stop: tuple[str, ...] = ()  # texts that end the turn once generated (kept in the output)
-    future: concurrent.futures.Future[Result] = field(default_factory=concurrent.futures.Future)
-
-
-def row_generator(torch: Any, sampling: Sampling) -> Any:
-    """The random stream of one sequence: its seed's, or a fresh one when no seed is given."""
-    if sampling.temperature <= 0:
-        return None
-    seed = sampling.seed if sampling.seed is not None else random.getrandbits(63)
-    return torch.Generator().manual_seed(int(seed) & 0x7FFF_FFFF_FFFF_FFFF)
-
-
-def _pick(torch: Any, logits: Any, sampling: Sampling, gen: Any) -> int:
-    """One token from one row's logits (float32 tensor of vocab size)."""
-    if sampling.temperature <= 0:
-        return int(torch.argmax(logits))
-    probs = torch.softmax(logits / sampling.temperature, dim=-1)
-    if sampling.top_p is not None and sampling.top_p < 1.0:
-        sorted_probs, order = torch.sort(probs, descending=True)
-        keep = torch.cumsum(sorted_probs, dim=-1) - sorted_probs < sampling.top_p
-        sorted_probs = torch.where(keep, sorted_probs, torch.zeros_like(sorted_probs))
-        choice = torch.multinomial(sorted_probs, 1, generator=gen)
-        return int(order[choice])
-    return int(torch.multinomial(probs, 1, generator=gen))
-
-
-def _stopped(tokenizer: Any, ids: list[int], stop: tuple[str, ...]) -> bool:
-    """Whether the latest tokens complete one of the stop texts."""
-    if not stop or tokenizer is None:
-        return False
-    tail: str = tokenizer.decode(ids[-STOP_WINDOW:], skip_special_tokens=False)
-    return any(text in tail for text in stop)
-
-
-def decode_batch(
-    model: Any,
-    requests: list[GenRequest],
-    *,
-    eos_id: int,
-    pad_id: int,
-    tokenizer: Any = None,
-) -> list[Result]:
-    """Generate every request's completion ids and logprobs in one left-padded batch."""
-    import torch
-    from transformers import DynamicCache
-
-    results: list[Result] = [([], []) for _ in requests]
-    active = [i for i, r in enumerate(requests) if r.max_new_tokens > 0 and r.prompt_ids]
-    if not active:
-        return results
-    device = next(model.parameters()).device
-    width = max(len(requests[i].prompt_ids) for i in active)
-    ids = torch.full((len(active), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(active), width), dtype=torch.long)
-    for row, i in enumerate(active):
-        prompt = requests[i].prompt_ids
-        ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-        mask[row, width - len(prompt) :] = 1
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    gens = [row_generator(torch, r.sampling) for r in requests]
-    scales = [r.sampling.temperature if r.sampling.temperature > 0 else 1.0 for r in requests]
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            cache = DynamicCache(config=model.config)
-            out = model(
-                input_ids=ids.to(device),
-                attention_mask=mask.to(device),
-                position_ids=positions.to(device),
-                cache=cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
-            while True:
-                logits = out.logits[:, -1, :].float().cpu()
-                scale = torch.tensor([scales[i] for i in active]).unsqueeze(1)
-                logp = torch.log_softmax(logits / scale, dim=-1)
-                step: list[int] = []
-                keep: list[int] = []
-                for row, i in enumerate(active):
-                    token = _pick(torch, logits[row], requests[i].sampling, gens[i])
-                    results[i][0].append(token)
-                    results[i][1].append(float(logp[row, token]))
-                    step.append(token)
-                    produced = results[i][0]
-                    if (
-                        token != eos_id
-                        and len(produced) < requests[i].max_new_tokens
-                        and not _stopped(tokenizer, produced, requests[i].stop)
-                    ):
-                        keep.append(row)
-                if not keep:
-                    break
-                if len(keep) < len(active):  # finished rows leave the batch
-                    index = torch.tensor(keep, dtype=torch.long)
-                    cache.batch_select_indices(index.to(device))
-                    mask, positions = mask[index], positions[index]
-                    active, step = [active[k] for k in keep], [step[k] for k in keep]
-                mask = torch.cat([mask, torch.ones((len(active), 1), dtype=torch.long)], dim=1)
-                positions = positions[:, -1:] + 1
-                out = model(
-                    input_ids=torch.tensor(step, dtype=torch.long).unsqueeze(1).to(device),
-                    attention_mask=mask.to(device),
-                    position_ids=positions.to(device),
-                    cache=cache,
-                    use_cache=True,
-                )
-    finally:
-        if was_training:
-            model.train()
-    return results
 
 
 class LocalGenerator:
@@ -185,10 +65,12 @@ class BatchedGenerator:
     The thread is not a daemon (a daemon thread inside torch at interpreter exit aborted the
     process) and retires when idle, so exiting waits at most `IDLE_EXIT_S`.
 
-    `window_s`: how long the batch stays open after the latest arrival; `max_wait_s` bounds the
-    wait after the first (both grow to 1% and 5% of the last batch's decode time, capped at
-    0.5 s and 2 s); `max_batch` rows and `max_batch_tokens` padded prompt tokens bound the
-    memory of one batch (a prompt longer than the token budget still runs, alone).
+    `window_s`: how long an idle worker waits after the latest arrival before it starts a
+    batch; `max_wait_s` bounds the wait after the first (both grow to 1% and 5% of the last
+    turn's decode time, capped at 0.5 s and 2 s). `max_batch` rows and `max_batch_tokens`
+    padded cache tokens bound the memory of the running batch (a prompt longer than the token
+    budget still runs, alone). `max_cached_tokens` bounds the finished turns' caches kept for
+    the turns that continue them (`hf_prefix`; 0 keeps none).
     """
 
     def __init__(
@@ -200,6 +82,7 @@ class BatchedGenerator:
         max_batch_tokens: int = 24_576,
         window_s: float = 0.02,
         max_wait_s: float = 0.25,
+        max_cached_tokens: int = 32_768,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -209,7 +92,11 @@ class BatchedGenerator:
         self.max_batch_tokens = max_batch_tokens
         self.window_s = window_s
         self.max_wait_s = max_wait_s
-        self.batches: list[int] = []  # sizes of the batches run, for benchmarks and tests
+        # For benchmarks and tests: how many requests each admission prefilled together, and
+        # how many rows each decode step ran.
+        self.batches: list[int] = []
+        self.steps: list[int] = []
+        self.prefixes = PrefixStore(max_cached_tokens)
         self._queue: queue.Queue[GenRequest] = queue.Queue()
         self._backlog: deque[GenRequest] = deque()
         self._thread: threading.Thread | None = None
@@ -259,7 +146,7 @@ class BatchedGenerator:
             return None
 
     def _collect(self) -> list[GenRequest] | None:
-        """The next batch, or None when the worker should retire (idle, nothing queued)."""
+        """The requests that start a batch, or None when the worker should retire (idle)."""
         first = self._next(IDLE_EXIT_S)
         if first is None:
             with self._start_lock:
@@ -270,8 +157,8 @@ class BatchedGenerator:
         batch = [first]
         started = last = time.monotonic()
         expected = min(self.max_batch, self._last_size)
-        # Waiting is cheap next to splitting a batch: scale both waits with the last batch's
-        # decode time (a busy machine renders and runs tools slowly too), within fixed caps.
+        # Waiting is cheap next to a batch started part-empty: scale both waits with the last
+        # turn's decode time (a busy machine renders and runs tools slowly too), within caps.
         window = min(max(self.window_s, 0.01 * self._last_seconds), 0.5)
         patience = min(max(self.max_wait_s, 0.05 * self._last_seconds), 2.0)
         while len(batch) < self.max_batch:
@@ -281,47 +168,76 @@ class BatchedGenerator:
                 break
             batch.append(item)
             last = time.monotonic()
-        taken = self._fit(batch)
-        self._backlog.extendleft(reversed(batch[len(taken) :]))
-        return [r for r in taken if r.future.set_running_or_notify_cancel()]
+        return self._take(batch, rows=0, width=0)
 
-    def _fit(self, batch: list[GenRequest]) -> list[GenRequest]:
-        """The longest prefix within the token budget; the rest waits for the next batch."""
+    def _joining(self, running: DecodeBatch) -> list[GenRequest]:
+        """The queued requests that join the running batch now (none wait to be grouped)."""
+        if not running.can_join():
+            return []
+        room = self.max_batch - len(running.rows)
+        waiting: list[GenRequest] = []
+        while len(waiting) < room and (item := self._next(0.0)) is not None:
+            waiting.append(item)
+        return self._take(waiting, rows=len(running.rows), width=running.width)
+
+    def _take(self, batch: list[GenRequest], *, rows: int, width: int) -> list[GenRequest]:
+        """The longest prefix within the token budget; the rest goes back to wait its turn.
+
+        The budget bounds the padded cache (rows times width); a prompt longer than it still
+        runs, alone.
+        """
         taken: list[GenRequest] = []
-        width = 0
         for request in batch:
             new_width = max(width, len(request.prompt_ids))
-            if taken and new_width * (len(taken) + 1) > self.max_batch_tokens:
+            if (rows or taken) and new_width * (rows + len(taken) + 1) > self.max_batch_tokens:
                 break
             taken.append(request)
             width = new_width
-        return taken
+        self._backlog.extendleft(reversed(batch[len(taken) :]))
+        return [r for r in taken if r.future.set_running_or_notify_cancel()]
 
     def _work(self) -> None:
+        running = DecodeBatch(
+            self.model,
+            eos_id=self.eos_id,
+            pad_id=self.pad_id,
+            tokenizer=self.tokenizer,
+            store=self.prefixes,
+        )
+        peak = 0  # the most rows the current run has held: how many to wait for next time
         while True:
-            batch = self._collect()
-            if batch is None:
-                return
-            if not batch:
-                continue
-            self.batches.append(len(batch))
-            self._last_size = len(batch)
-            began = time.monotonic()
+            if running.rows:
+                joining = self._joining(running)
+            else:
+                if peak:
+                    self._last_size, peak = peak, 0
+                collected = self._collect()
+                if collected is None:
+                    return
+                joining = collected
+                if not joining:
+                    continue
             try:
-                results = decode_batch(
-                    self.model,
-                    batch,
-                    eos_id=self.eos_id,
-                    pad_id=self.pad_id,
-                    tokenizer=self.tokenizer,
-                )
+                with training_off(self.model):
+                    if joining:
+                        self.batches.append(len(joining))
+                        self._answer(running.admit(joining))
+                    if running.rows:
+                        peak = max(peak, len(running.rows))
+                        self.steps.append(len(running.rows))
+                        self._answer(running.step())
             except BaseException as exc:  # the callers get the error; the worker lives on
-                for request in batch:
-                    request.future.set_exception(exc)
-                continue
-            self._last_seconds = time.monotonic() - began
-            for request, result in zip(batch, results, strict=True):
-                request.future.set_result(result)
+                for row in running.fail():
+                    row.request.future.set_exception(exc)
+                for request in joining:
+                    if not request.future.done():
+                        request.future.set_exception(exc)
+
+    def _answer(self, ended: list[Row]) -> None:
+        now = time.monotonic()
+        for row in ended:
+            self._last_seconds = now - row.started
+            row.request.future.set_result(row.result)
 
 
 def _pad_id(tokenizer: Any) -> int:
