@@ -10,7 +10,8 @@ same model on the same cores, batch C, on the episodes' opening prompts, with ex
 `--max-tokens` new tokens per row. The provider's figure includes everything an episode does
 (templates, tools, verifier); the ratio is the share of raw batched throughput `workgym eval`
 reaches. Peak RSS is this process's. Numbers depend on the machine and on what else runs on it:
-the script prints the load average and torch's thread count with them.
+the script prints the load average and torch's thread count with them. Last, `--grpo-steps`
+steps of `train_grpo` on workgym/lookup (8 episodes a step) report seconds per step.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--max-turns", type=int, default=3)
+    parser.add_argument("--grpo-steps", type=int, default=2, help="0 skips the GRPO timing")
     args = parser.parse_args()
     ShortToyShop.limits = Limits(max_turns=args.max_turns, max_total_tokens=20_000)
     import torch
@@ -130,6 +132,27 @@ def main() -> None:
               f"{got['s_per_episode']:9.1f}  {got['episodes']:8d}  {got['turns']:5d}  {shown}  "
               f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     print(f"peak RSS {peak_rss_mb():.0f} MB")
+    if args.grpo_steps > 0:
+        grpo_seconds_per_step(args.grpo_steps, args.max_tokens)
+        print(f"peak RSS, GRPO included {peak_rss_mb():.0f} MB")
+
+
+def grpo_seconds_per_step(steps: int, new_tokens: int) -> None:
+    """`train_grpo` on workgym/lookup: 2 tasks x 4 samples a step, LoRA off, checkpointing on."""
+    from workgym.envs.lookup.env import Lookup
+    from workgym.train.trl.grpo import GRPOSettings, train_grpo
+
+    settings = GRPOSettings(
+        steps=steps, num_generations=4, prompts_per_step=2, micro_batch=2, learning_rate=2e-5,
+        temperature=0.3, max_new_tokens=new_tokens, max_completion_length=1024, seed=0,
+    )  # fmt: skip
+    out = Path(tempfile.mkdtemp(prefix="bench-grpo-")) / "grpo"
+    started = time.perf_counter()
+    result = train_grpo(Lookup(), "hf/smollm2-135m", out, settings, echo=lambda _: None)
+    elapsed = time.perf_counter() - started
+    rewards = " ".join(f"{p.mean_reward:.2f}" for p in result.curve)
+    print(f"GRPO: {steps} steps of 8 episodes in {elapsed:.0f} s, {elapsed / steps:.0f} s/step "
+          f"(model load and checkpoint save included); mean reward by step {rewards}")  # fmt: skip
 
 
 def _warm(model: HFModel, env: ToyShop) -> tuple[list[wg.Message], list[Any]]:
