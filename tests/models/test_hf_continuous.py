@@ -140,13 +140,19 @@ def test_the_store_keeps_the_longest_proper_prefix_within_its_budget() -> None:
     store = PrefixStore(max_tokens=10)
     store.put([1, 2], Prefix(2, []))
     store.put([1, 2, 3, 4], Prefix(4, []))
-    assert store.take([1, 2, 3, 4]) is not None  # only [1, 2] is a proper prefix: taken
+    taken = store.take([1, 2, 3, 4])  # only [1, 2] is a proper prefix: taken
+    assert taken is not None and taken.length == 2
     assert store.take([1, 2, 3, 4]) is None  # the longer one is not a proper prefix
     store.put([5] * 6, Prefix(6, []))
     store.put([7] * 5, Prefix(5, []))  # over budget: the oldest entries go first
-    assert len(store) == 1 and store.take([7] * 6) is not None
+    kept = store.take([7] * 6)
+    assert len(store) == 0 and kept is not None and kept.length == 5
     store.put([1, 2], Prefix(3, []))  # a cache that does not match its tokens is not kept
     assert len(store) == 0
+    store.put([8], Prefix(1, []))
+    store.put([8, 9], Prefix(2, []))
+    longest = store.take([8, 9, 10])
+    assert longest is not None and longest.length == 2 and len(store) == 1
 
 
 def test_an_episode_reuses_each_turns_cache_without_changing_its_tokens() -> None:
