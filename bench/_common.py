@@ -103,6 +103,9 @@ def add_training_args(
     p.add_argument("--batch-size", type=int, default=batch_size)
     p.add_argument("--dev-k", type=int, default=dev_k)
     p.add_argument("--gate-tasks", type=int, default=gate_tasks)
+    p.add_argument(
+        "--reflector-max-tokens", type=int, default=4000, help="bound of one reflection reply"
+    )
 
 
 def train_config(args: argparse.Namespace, *, temperature: float, **extra: Any) -> TrainConfig:
@@ -123,5 +126,6 @@ def train_config(args: argparse.Namespace, *, temperature: float, **extra: Any) 
         temperature=temperature,
         max_tokens=args.max_tokens,
         concurrency=args.concurrency,
+        reflector_max_tokens=args.reflector_max_tokens,
         **extra,
     )

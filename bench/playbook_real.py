@@ -14,8 +14,14 @@
    non-inferiority test with a margin fixed in advance, amortised over training tokens, with the
    break-even number of tasks.
 
-Prints the numbers and writes comparison.json; asserts nothing. Without a model endpoint it cannot
-run (tests drive it against a local fake server only to check its plumbing).
+Baselines: the agent itself, each --baseline-model, and the agent under each
+--baseline-system-prompt (a prompt someone wrote by hand, the thing a playbook competes with).
+An hf/ model (`--model hf/smollm2-135m`) runs here, offline, with no endpoint.
+
+Prints the numbers and writes comparison.json + comparison.png (test reward against tokens per
+task, one point per arm); asserts nothing. Resumes: training resumes its --out/train folder, and
+each held-out arm its run directory. Tests drive it against a local fake server only to check
+its plumbing.
 """
 
 from __future__ import annotations
@@ -60,6 +66,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         help="another untrained agent to compare with (repeatable)",
+    )
+    p.add_argument(
+        "--baseline-system-prompt",
+        action="append",
+        default=[],
+        help="the agent untrained with this system prompt, another baseline (repeatable)",
     )
     p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
     p.add_argument("--out", type=Path, default=Path("runs/playbook-real"))
@@ -130,6 +142,10 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         for b in args.baseline_model
     ]
     baselines = [Baseline(f"untrained {m.name}", m) for m in [agent, *others]]
+    baselines += [
+        Baseline(f"untrained {agent.name} + prompt {i}", agent, system_prompt=text)
+        for i, text in enumerate(args.baseline_system_prompt, 1)
+    ]
     cfg = train_config(args, temperature=args.train_temperature, ni_margin=args.margin)
     console.rule(f"1. train a playbook for {agent.name} on {env.id}")
     result = await train_playbook_async(
@@ -143,7 +159,9 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     dev = result.report["baselines"]
     best_dev = max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"]
     sampling = Sampling(temperature=args.test_temperature, max_tokens=args.max_tokens)
-    arms = {b.name: Policy(b.model, sampling=sampling) for b in baselines}
+    arms = {
+        b.name: Policy(b.model, system_prompt=b.system_prompt, sampling=sampling) for b in baselines
+    }
     trained = f"trained playbook ({result.playbook.hash[:12]})"
     arms[trained] = Policy(agent, playbook=result.playbook.render() or None, sampling=sampling)
     console.rule("2. held-out: every arm on the test split, same seeds")
@@ -208,8 +226,28 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     }
     path = args.out / "comparison.json"
     path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    console.print(f"written: {path}")
+    plot(scores, best_dev, trained, args.out / "comparison.png")
+    console.print(f"written: {path}, {args.out / 'comparison.png'}")
     return summary
+
+
+def plot(scores: dict[str, dict[str, Any]], best: str, trained: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    for name, s in scores.items():
+        marker = "*" if name == trained else ("s" if name == best else "o")
+        ax.scatter(s["tokens_per_task"], fmean(s["scores"]), marker=marker, s=80, label=name)
+    ax.set_xlabel("tokens per test task (prompt + completion)")
+    ax.set_ylabel("mean test reward")
+    ax.set_title("held-out test split: reward against cost")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,19 +1,25 @@
 """A supervised patch against reinforcement in the environment, each certified against the base.
 
-    python bench/sft_patch.py --env ENV --model hf/DIR [--steps 20] [--limit 40] \
-        [--suite suites/bfcl ...] [--out runs/sft-patch]
+    python bench/sft_patch.py --env ENV --model hf/DIR [--steps 20] [--train-limit 64] \
+        [--limit 32] [--suite suites/bfcl ...] [--admission-dir DIR] [--out runs/sft-patch]
 
-1. The base model plays the train split free-running; the kinds (family up to its first '/') it
-   fails most (success below --fail-below) are the ones to patch.
+1. The base model plays (the first --train-limit tasks of) the train split; the kinds (family
+   up to its first '/') it solves less often than --fail-below are the ones to patch.
 2. SFT (TRL `SFTTrainer`, `workgym.train.sft`) on the oracle's trajectories of those kinds'
-   train tasks, assistant tokens only: the loss curve is recorded.
-3. The same budget spent on GRPO in the environment (`workgym.train.trl.grpo`): the same
-   optimizer steps on the same train tasks.
-4. `workgym certify` of each candidate against the base on the sealed test split and the suites:
-   gain on the patched kinds' held-out tasks, non-regression on the other kinds and the suites.
+   train tasks, assistant tokens only: the loss at every step is recorded.
+3. The same number of optimizer steps spent on GRPO in the environment (`workgym.train.trl.grpo`,
+   the train split, rewarded by the verifier).
+4. Every arm (base, sft, grpo) plays the sealed test split and each suite with the same seed and
+   sampling; `workgym certify --from-runs` then certifies each candidate against the base: gain
+   on the patched kinds' held-out tasks, non-regression on the other kinds and the suites.
 
 Prints the numbers and writes sft_patch.json + sft_patch.png; asserts nothing. Every stage
-resumes: a finished stage is read back from its folder instead of being run again.
+resumes: a finished stage is read back from its folder, an interrupted eval picks up where it
+stopped (run directories are append-only), and a certificate already written is not redone, so
+a re-run costs no further look at the test split.
+
+The certificate needs ENV admitted: run `workgym check ENV --out DIR` first and pass
+--admission-dir DIR (or --force-admission, which the certificate records).
 """
 
 from __future__ import annotations
@@ -21,20 +27,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import workgym.envs.suites  # noqa: F401  (registers the built-in suites)
 from workgym.certify.workflow import Request, certify_async
 from workgym.core.environment import Environment
 from workgym.core.loading import load
+from workgym.core.model import Sampling
 from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
 
+GRPO_KEYS = ("steps", "first_reward", "last_reward", "steps_with_signal", "episodes_trained",
+             "episodes_skipped_zero_advantage", "wall_time_s")  # fmt: skip
+
 
 def kind(family: str) -> str:
     return family.split("/", 1)[0]
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -44,23 +60,46 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=20, help="optimizer steps for both trainers")
     p.add_argument("--batch-size", type=int, default=4, help="SFT examples per step")
     p.add_argument("--num-generations", type=int, default=4, help="GRPO group size")
+    p.add_argument("--learning-rate", type=float, default=2e-5, help="both trainers")
+    p.add_argument("--grpo-temperature", type=float, default=0.6, help="GRPO sampling")
     p.add_argument("--fail-below", type=float, default=0.5, help="kinds to patch: success < this")
+    p.add_argument("--train-limit", type=int, default=None, help="train tasks the base plays")
     p.add_argument("--limit", type=int, default=None, help="test tasks in each certificate")
     p.add_argument("--suite", action="append", default=None, help="regression suite (repeat)")
     p.add_argument("--suite-limit", type=int, default=20)
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--max-tokens", type=int, default=48, help="per model turn, every stage")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling of the evals")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--admission-dir", type=Path, default=None)
+    p.add_argument("--force-admission", action="store_true")
     p.add_argument("--out", type=Path, default=Path("runs/sft-patch"))
     return p.parse_args(argv)
 
 
-async def failing_kinds(env: Environment, model: str, out: Path, fail_below: float) -> list[str]:
-    run = await eval_async(env, model, split="train", out=out, options=EvalOptions(progress=False))
+def options(args: argparse.Namespace, policy: Policy, limit: int | None) -> EvalOptions:
+    return EvalOptions(
+        policy=policy, seed=args.seed, limit=limit, concurrency=args.concurrency, progress=False
+    )
+
+
+def sampling(args: argparse.Namespace) -> Sampling:
+    return Sampling(temperature=args.temperature, max_tokens=args.max_tokens)
+
+
+async def failing_kinds(env: Environment, args: argparse.Namespace) -> dict[str, float]:
+    """Base success on the train split, by kind."""
+    policy = Policy(args.model, sampling=sampling(args))
+    run = await eval_async(
+        env,
+        split="train",
+        out=args.out / "base-train",
+        options=options(args, policy, args.train_limit),
+    )
     wins: dict[str, list[float]] = defaultdict(list)
     for episode in run.dir.episodes():
         wins[kind(episode.family)].append(1.0 if episode.success else 0.0)
-    rates = {k: sum(v) / len(v) for k, v in wins.items()}
-    print("base success on train, by kind:", {k: round(v, 3) for k, v in sorted(rates.items())})
-    return sorted(k for k, v in rates.items() if v < fail_below)
+    return {k: sum(v) / len(v) for k, v in sorted(wins.items())}
 
 
 def sft_stage(env: Environment, args: argparse.Namespace, kinds: list[str]) -> dict[str, Any]:
@@ -68,59 +107,77 @@ def sft_stage(env: Environment, args: argparse.Namespace, kinds: list[str]) -> d
     from workgym.train.sft import SFTSettings, gold_examples, train_sft
 
     root = args.out / "sft"
-    if (root / "sft.json").exists():
-        record: dict[str, Any] = json.loads((root / "sft.json").read_text())
-        return record
-    chat = HFModel(args.model).chat
-    tasks = [t for t in env.taskset.training_view().split("train") if kind(t.family) in kinds]
-    examples = asyncio.run(gold_examples(env, tasks, chat))
-    settings = SFTSettings(steps=args.steps, batch_size=args.batch_size)
-    train_sft(args.model, examples, root, settings)
-    saved: dict[str, Any] = json.loads((root / "sft.json").read_text())
-    return saved
+    if not (root / "sft.json").exists():
+        chat = HFModel(args.model).chat
+        tasks = [t for t in env.taskset.training_view().split("train") if kind(t.family) in kinds]
+        examples = asyncio.run(gold_examples(env, tasks, chat))
+        settings = SFTSettings(
+            steps=args.steps,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            seed=args.seed,
+        )
+        train_sft(args.model, examples, root, settings)
+    record: dict[str, Any] = json.loads((root / "sft.json").read_text())
+    return record
 
 
 def grpo_stage(env: Environment, args: argparse.Namespace) -> dict[str, Any]:
     from workgym.train.trl.grpo import GRPOSettings, train_grpo
 
     root = args.out / "grpo"
-    if (root / "train.json").exists():
-        record: dict[str, Any] = json.loads((root / "train.json").read_text())
-        return record
-    settings = GRPOSettings(
-        steps=args.steps,
-        num_generations=args.num_generations,
-        prompts_per_step=max(1, args.batch_size // args.num_generations),
-        temperature=0.7,
-    )
-    train_grpo(env, args.model, root, settings)
-    saved: dict[str, Any] = json.loads((root / "train.json").read_text())
-    return saved
+    if not (root / "train.json").exists():
+        settings = GRPOSettings(
+            steps=args.steps,
+            num_generations=args.num_generations,
+            prompts_per_step=max(1, args.batch_size // args.num_generations),
+            learning_rate=args.learning_rate,
+            temperature=args.grpo_temperature,
+            max_new_tokens=args.max_tokens,
+            seed=args.seed,
+        )
+        train_grpo(env, args.model, root, settings)
+    record: dict[str, Any] = json.loads((root / "train.json").read_text())
+    return record
 
 
-def certify(args: argparse.Namespace, candidate: str, name: str) -> dict[str, Any]:
+async def arm_runs(args: argparse.Namespace, name: str, model: str) -> list[Path]:
+    """The arm on the test split, then on each suite: the run folders, in certify's order."""
+    policy = Policy(model, sampling=sampling(args))
+    folders: list[Path] = []
+    for target, limit in [(args.env, args.limit)] + [(s, args.suite_limit) for s in args.suites]:
+        folder = args.out / "runs" / name / slug(target)
+        await eval_async(target, split="test", out=folder, options=options(args, policy, limit))
+        folders.append(folder)
+    return folders
+
+
+def certify(args: argparse.Namespace, base: list[Path], cand: list[Path], name: str) -> Path:
+    out = args.out / f"certificate-{name}"
+    if (out / "certificate.json").exists():
+        return out / "certificate.json"
+    pairs = [path for pair in zip(base, cand, strict=True) for path in pair]
+    curve = args.out / "grpo" if name == "grpo" else None
     request = Request(
-        env=args.env,
-        baseline=Policy(args.model),
-        candidate=Policy(candidate),
-        suites=args.suite if args.suite is not None else ["suites/bfcl"],
-        limit=args.limit,
-        suite_limit=args.suite_limit,
-        concurrency=args.concurrency,
-        out=args.out / f"certificate-{name}",
+        from_runs=pairs,
+        suites=[],
+        out=out,
+        admission_dir=args.admission_dir,
+        force=args.force_admission,
         progress=False,
+        curve=curve,
     )
-    cert, json_path, _ = asyncio.run(certify_async(request))
-    return {"path": str(json_path), "verdict": cert.verdict, "failed": list(cert.failed)}
+    _, json_path, _ = asyncio.run(certify_async(request))
+    return json_path
 
 
-def split_gain(cert_path: Path, kinds: list[str]) -> dict[str, Any]:
-    """Mean paired difference on test items of the patched kinds and of the others."""
+def summarise(cert_path: Path, kinds: list[str]) -> dict[str, Any]:
+    """The verdict, and the mean paired difference on test items of patched and other kinds."""
     body = json.loads(cert_path.read_text())
     groups: dict[str, list[float]] = {"patched": [], "other": []}
     for item in body["task"]["items"]:
         groups["patched" if kind(item["family"]) in kinds else "other"].append(item["d"])
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"certificate": str(cert_path), "verdict": body["verdict"]}
     for name, ds in groups.items():
         out[name] = {"n": len(ds), "mean_diff": sum(ds) / len(ds) if ds else None}
     out["suites"] = {
@@ -146,14 +203,21 @@ def plot(losses: list[float], report: dict[str, Any], path: Path) -> None:
     left.set_ylabel("training loss (assistant tokens)")
     left.set_title("the patch, by its loss")
     names = [n for n in ("sft", "grpo") if n in report["arms"]]
-    for offset, group in ((-0.2, "patched"), (0.2, "other")):
-        values = [report["arms"][n]["gain"][group]["mean_diff"] or 0.0 for n in names]
-        right.bar([i + offset for i in range(len(names))], values, width=0.4, label=group)
+    groups = [("patched", "patched kinds")]
+    groups += [("other", "other kinds")] + [(s, s) for s in report["suites"]]
+    width = 0.8 / len(groups)
+    for g, (key, label) in enumerate(groups):
+        values = [
+            (arm[key]["mean_diff"] if key in arm else arm["suites"][key]["diff"]) or 0.0
+            for arm in (report["arms"][n] for n in names)
+        ]
+        xs = [i - 0.4 + width * (g + 0.5) for i in range(len(names))]
+        right.bar(xs, values, width=width, label=label)
     right.set_xticks(range(len(names)), names)
     right.axhline(0, color="grey", lw=0.5)
-    right.set_ylabel("candidate - base on held-out tasks")
+    right.set_ylabel("candidate - base, held out")
     right.set_title("the patch, by the certificate")
-    right.legend()
+    right.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -161,25 +225,35 @@ def plot(losses: list[float], report: dict[str, Any], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse(argv)
+    args.suites = args.suite if args.suite is not None else ["suites/bfcl"]
     args.out.mkdir(parents=True, exist_ok=True)
     env = load(args.env)
-    kinds = asyncio.run(failing_kinds(env, args.model, args.out / "base-train", args.fail_below))
+    rates = asyncio.run(failing_kinds(env, args))
+    print("base success on train, by kind:", {k: round(v, 3) for k, v in rates.items()})
+    kinds = [k for k, v in rates.items() if v < args.fail_below]
     print("kinds to patch:", kinds or "none (the base passes every kind at this threshold)")
-    report: dict[str, Any] = {"env": env.id, "model": args.model, "kinds": kinds, "arms": {}}
-    if not kinds:
-        (args.out / "sft_patch.json").write_text(json.dumps(report, indent=2) + "\n")
-        return report
-    sft = sft_stage(env, args, kinds)
-    grpo = grpo_stage(env, args)
-    for name, record in (("sft", sft), ("grpo", grpo)):
-        cert = certify(args, record["candidate"], name)
-        cert["gain"] = split_gain(Path(cert["path"]), kinds)
-        report["arms"][name] = cert
-        print(f"{name}: {cert['verdict']}  patched {cert['gain']['patched']}  "
-              f"other {cert['gain']['other']}  suites {cert['gain']['suites']}")  # fmt: skip
-    report["sft_losses"] = sft.get("losses", [])
-    (args.out / "sft_patch.json").write_text(json.dumps(report, indent=2) + "\n")
-    plot(report["sft_losses"], report, args.out / "sft_patch.png")
+    report: dict[str, Any] = {
+        "env": env.id,
+        "model": args.model,
+        "train_success_by_kind": rates,
+        "kinds": kinds,
+        "suites": args.suites,
+        "arms": {},
+    }
+    if kinds:
+        sft = sft_stage(env, args, kinds)
+        grpo = grpo_stage(env, args)
+        report["sft"] = {k: sft[k] for k in ("examples", "families", "losses", "wall_time_s")}
+        report["grpo"] = {k: grpo.get(k) for k in GRPO_KEYS}
+        base = asyncio.run(arm_runs(args, "base", args.model))
+        for name, record in (("sft", sft), ("grpo", grpo)):
+            cand = asyncio.run(arm_runs(args, name, record["candidate"]))
+            arm = summarise(certify(args, base, cand, name), kinds)
+            report["arms"][name] = arm
+            print(f"{name}: {arm['verdict']}  patched {arm['patched']}  other {arm['other']}  "
+                  f"suites {arm['suites']}")  # fmt: skip
+        plot(sft["losses"], report, args.out / "sft_patch.png")
+    (args.out / "sft_patch.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
     print(f"report: {args.out / 'sft_patch.json'}")
     return report
 

@@ -94,3 +94,22 @@ def test_bench_runs_the_full_comparison_against_an_http_endpoint(
     assert all(r["model"] == "fake-7b" for r in requests)
     assert all("seed" in r for r in agent_calls)
     assert any(GOOD_RULE in r["messages"][0]["content"] for r in agent_calls)
+
+
+def test_a_hand_written_prompt_is_a_baseline_and_the_plot_is_written(tmp_path: Path) -> None:
+    """The scripted agent always upper-cases under this prompt, so that baseline wins on dev and
+    is the one the playbook is compared with (a known answer, not a learning result)."""
+    bench = load_bench()
+    prompt = "Codes are written in upper case."
+    with ToyRulesServer() as server:
+        bench.main(
+            ["--base-url", server.base_url, "--model", "fake-7b", "--env", "workgym/toy-rules",
+             "--out", str(tmp_path), "--epochs", "1", "--group-size", "2", "--batch-size", "4",
+             "--dev-k", "1", "--gate-tasks", "4", "--max-iterations", "1", "--concurrency", "4",
+             "--baseline-system-prompt", prompt, "--no-progress"]
+        )  # fmt: skip
+    summary = json.loads((tmp_path / "comparison.json").read_text())
+    hand = "untrained openai/fake-7b + prompt 1"
+    assert summary["best_untrained_on_dev"] == hand
+    assert set(summary["held_out"]["untrained openai/fake-7b + prompt 1"]["scores"]) == {1.0}
+    assert (tmp_path / "comparison.png").stat().st_size > 0
