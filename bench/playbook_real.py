@@ -193,12 +193,18 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     console.rule("3. statistics")
     console.print(table)
     lo = "-inf" if math.isinf(gain.lower) else f"{gain.lower:+.3f}"
-    console.print(
-        f"gain over {best_dev} (best untrained on dev): {gain.diff:+.3f}, one-sided 95% CI "
-        f"[{lo}, +inf), p={gain.p_value:.4f}, n={gain.n} tasks ({gain.method}); minimum "
-        f"detectable effect {mde:.3f}" + ("  [underpowered]" if mde > abs(gain.diff) else ""),
-        highlight=False,
-    )
+    if not any(diffs):  # the t statistic is 0/0; say what happened instead of printing p=nan
+        said = (
+            f"gain over {best_dev} (best untrained on dev): none; the two arms scored the same "
+            f"on every one of the {gain.n} test tasks, so there is no difference to test"
+        )
+    else:
+        said = (
+            f"gain over {best_dev} (best untrained on dev): {gain.diff:+.3f}, one-sided 95% CI "
+            f"[{lo}, +inf), p={gain.p_value:.4f}, n={gain.n} tasks ({gain.method}); minimum "
+            f"detectable effect {mde:.3f}" + ("  [underpowered]" if mde > abs(gain.diff) else "")
+        )
+    console.print(said, highlight=False)
     console.print(f"token-matched: {eff.statement}", highlight=False)
     summary = {
         "env": env.id,

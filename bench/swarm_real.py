@@ -11,8 +11,9 @@ and does it beat one trained agent once its cost is counted?
    per role for a role swarm) with `workgym train playbook`: train split, dev selects, test sealed.
 2. Held out (--split, default test), K epochs, same seeds for every arm: the single agent, the
    single agent as self-consistency with k attempts (--ks: the baseline's cost line), the swarm,
-   and the single agent given the swarm's measured budget per task (Attempts with
-   budget_tokens=B, vote: the cost-matched baseline) — untrained, and trained when trained.
+   and the single agent given the swarm's measured budget per task plus one attempt's cost
+   (Attempts with budget_tokens=B, vote: the line's point at or above the swarm's cost, so the
+   matched-cost comparison can interpolate) — untrained, and trained when trained.
 3. `workgym compare` on each question: reward at matched cost and cost at matched reward with
    paired 95% CIs, printed, with compare.json and compare.png per question, and
    swarm_study.json with the answers.
@@ -191,7 +192,11 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         runs[f"swarm{suffix}"] = await held_out(
             f"swarm{suffix}", Policy(team, playbook=pb_swarm, sampling=sampling), args
         )
-        budget = max(1, round(tokens_per_task(runs[f"swarm{suffix}"])))
+        # Attempts starts an attempt only if it fits the budget, so a cap at the swarm's cost
+        # lands up to one attempt below it, outside the matched-cost tolerance; one single
+        # attempt's cost on top puts the line's last point at or above the swarm's cost.
+        swarm_cost = tokens_per_task(runs[f"swarm{suffix}"])
+        budget = max(1, round(swarm_cost + tokens_per_task(runs[f"single{suffix}"])))
         matched = Attempts(agent, n=args.max_attempts, budget_tokens=budget)
         runs[f"single{suffix}@swarm"] = await held_out(
             f"single{suffix}@swarm", Policy(matched, playbook=pb_single, sampling=sampling), args
