@@ -74,7 +74,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--admission-dir", type=Path, default=None)
     p.add_argument("--force-admission", action="store_true")
     p.add_argument("--out", type=Path, default=Path("runs/sft-patch"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    # Refused before the base model plays anything, not minutes later when training starts.
+    if not args.model.startswith("hf/"):
+        p.error(
+            f"--model must be a local model, hf/<dir>, which both trainers update ({args.model!r})"
+        )
+    if args.batch_size % args.num_generations:
+        p.error(
+            "--batch-size must be a multiple of --num-generations, so that GRPO plays as many "
+            f"episodes a step as SFT sees examples ({args.batch_size} vs {args.num_generations})"
+        )
+    return args
 
 
 def options(args: argparse.Namespace, policy: Policy, limit: int | None) -> EvalOptions:
@@ -130,7 +141,7 @@ def grpo_stage(env: Environment, args: argparse.Namespace) -> dict[str, Any]:
         settings = GRPOSettings(
             steps=args.steps,
             num_generations=args.num_generations,
-            prompts_per_step=max(1, args.batch_size // args.num_generations),
+            prompts_per_step=args.batch_size // args.num_generations,
             learning_rate=args.learning_rate,
             temperature=args.grpo_temperature,
             max_new_tokens=args.max_tokens,
@@ -259,4 +270,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    from workgym.core.errors import ConfigError
+
+    try:
+        main()
+    except ConfigError as exc:  # a bad input is one line that says what to do, not a traceback
+        raise SystemExit(f"error: {exc}") from None

@@ -42,3 +42,14 @@ def test_the_small_configuration_runs_every_stage_and_resumes(tmp_path: Path) ->
     assert again["arms"] == report["arms"]
     changed = [p for p, t in written.items() if p.stat().st_mtime_ns != t]
     assert changed == [tmp_path / "sft_patch.json"]
+
+
+@pytest.mark.parametrize(
+    "argv", [["--model", "openai/x"], ["--model", "hf/x", "--batch-size", "3"]]
+)
+def test_inputs_the_trainers_cannot_take_are_refused_before_anything_runs(
+    argv: list[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit):
+        load_bench("sft_patch.py").main([*argv, "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
