@@ -85,3 +85,34 @@ def test_bad_input_gets_one_line_errors(tmp_path: Path) -> None:
         "--adapter", "magic",
     )  # fmt: skip
     assert code == 2 and "use rollout or tools" in output
+
+
+def test_save_every_leaves_loadable_checkpoints_along_one_run(tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    env_dir = OpeningChar().save(tmp_path / "env")
+    out = tmp_path / "run"
+    code, output = grpo(
+        str(env_dir), "--model", f"hf/{tiny_dir()}", "--out", str(out), "--lora",
+        "--steps", "3", "--save-every", "1", "--num-generations", "2", "--prompts-per-step", "1",
+        "--max-new-tokens", "3", "--learning-rate", "0.05",
+    )  # fmt: skip
+    assert code == 0, output
+    along = [out / "steps" / "step-0001", out / "steps" / "step-0002"]
+    # step 3 is the final checkpoint/, not written twice
+    assert sorted((out / "steps").iterdir()) == along
+    record = json.loads((out / "train.json").read_text())
+    assert record["along"] == [f"hf/{path}" for path in along]
+    for path in [*along, out / "checkpoint"]:
+        model = AutoModelForCausalLM.from_pretrained(path)  # plain weights: LoRA merged in
+        assert not any("lora" in name for name, _ in model.named_parameters())
+    # a mid-run save merged a copy: the adapters kept training and were saved at the end
+    assert (out / "adapter" / "adapter_config.json").exists()
+    hint = next(line for line in output.splitlines() if line.startswith("along training:"))
+    assert hint.count("--checkpoints hf/") == 3 and hint.endswith(f"hf/{out / 'checkpoint'}")
+
+    code, output = grpo(
+        str(env_dir), "--model", f"hf/{tiny_dir()}", "--out", str(tmp_path / "o"),
+        "--save-every", "-1",
+    )  # fmt: skip
+    assert code != 0 and "save-every" in output

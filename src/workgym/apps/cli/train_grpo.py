@@ -47,6 +47,9 @@ def grpo(
     ] = "rollout",
     system_prompt: Annotated[str, typer.Option(help="extra system text")] = "",
     seed: int = 0,
+    save_every: Annotated[
+        int, typer.Option(min=0, help="also save steps/step-NNNN/ every N steps (0: final only)")
+    ] = 0,
     imports: ImportModules = None,
 ) -> None:
     """Update weights with GRPO (TRL) on the train split; save a checkpoint and the curve."""
@@ -81,10 +84,14 @@ def grpo(
         adapter="tools" if adapter == "tools" else "rollout",
         system_prompt=system_prompt,
         seed=seed,
+        save_every=save_every,
     )
     result = train_grpo(env, model, out, settings, echo=console.print)
     console.print(f"reward curve: {result.out / 'reward_curve.jsonl'}")
     console.print(f"checkpoint: {result.checkpoint}")
+    if result.along:
+        refs = " ".join(f"--checkpoints hf/{path}" for path in [*result.along, result.checkpoint])
+        console.print(f"along training: workgym imitation-gap {env} --model {model} {refs}")
     console.print(
         f"next: workgym certify {env} --baseline {model} --candidate hf/{result.checkpoint}"
     )

@@ -8,6 +8,8 @@ What lands in `--out`, every piece a file a person can open:
   success, masked episodes, groups with reward variance. `trainer_log.jsonl`: TRL's own logs.
 - `checkpoint/`: the trained model and tokenizer, loadable as `hf/<out>/checkpoint` (LoRA
   adapters are merged in; the adapter alone is kept in `adapter/`).
+- `steps/step-NNNN/` (with `--save-every N`): the same, after every N optimizer steps, so one
+  run yields checkpoints along training (what `workgym imitation-gap --checkpoints` traces).
 - `train.json`: what was trained from what — `baseline` (the starting model) and `candidate`
   (the checkpoint) as model references `workgym certify` takes, the settings and versions, and
   how many episodes the loss skipped because their advantage was 0 (`signal_only`).
@@ -62,12 +64,14 @@ class GRPOSettings(BaseModel):
     adapter: Literal["rollout", "tools"] = "rollout"
     system_prompt: str = ""
     seed: int = 0
+    save_every: int = 0  # also save steps/step-NNNN/ every N optimizer steps (0: final only)
 
 
 class TrainResult(BaseModel):
     out: Path
     checkpoint: Path
     curve: list[RolloutStats]
+    along: list[Path] = []  # the --save-every checkpoints, in step order
 
 
 def train_grpo(
@@ -92,6 +96,8 @@ def train_grpo(
         raise ConfigError(f"{root} already holds a run; training does not resume: pass a new --out")
     if settings.steps < 1 or settings.num_generations < 2:
         raise ConfigError("use --steps >= 1 and --num-generations >= 2 (GRPO compares a group)")
+    if settings.save_every < 0:
+        raise ConfigError(f"--save-every {settings.save_every}: use 0 (final only) or N >= 1")
     episodes_per_step = settings.prompts_per_step * settings.num_generations
     if settings.micro_batch < 1 or episodes_per_step % settings.micro_batch:
         raise ConfigError(
@@ -129,6 +135,7 @@ def train_grpo(
         "on_stats": on_stats,
     }
     policy_model = HFModel(model, model=network, tokenizer=tokenizer)
+    meta = {"prefill": policy_model.prefill or "", "stop": list(policy_model.stop)}
     rollout = WorkgymRollout(environment, sampling=sampling, **common)
     run_dir = RunDir.open(root, _spec(environment, rollout.policy(policy_model), settings, tasks))
     trainer_kwargs: dict[str, Any]
@@ -189,6 +196,16 @@ def train_grpo(
         callbacks=[_log_callback(transformers.TrainerCallback, root / "trainer_log.jsonl")],
         **trainer_kwargs,
     )
+    along: list[Path] = []
+    if settings.save_every:
+
+        def save_along(step: int) -> None:
+            network = trainer.accelerator.unwrap_model(trainer.model)
+            directory = root / "steps" / f"step-{step:04d}"
+            along.append(_save(network, tokenizer, directory, settings.lora, meta))
+            echo(f"checkpoint after step {step}: {directory}")
+
+        trainer.add_callback(_every_callback(transformers.TrainerCallback, settings, save_along))
     if not progress:
         trainer.remove_callback(
             transformers.PrinterCallback
@@ -197,8 +214,10 @@ def train_grpo(
         trainer.train()
     finally:
         run_dir.close()
-    meta = {"prefill": policy_model.prefill or "", "stop": list(policy_model.stop)}
-    checkpoint = _save(trainer, tokenizer, root, settings.lora, meta)
+    network = trainer.accelerator.unwrap_model(trainer.model)
+    if settings.lora:
+        network.save_pretrained(root / "adapter")
+    checkpoint = _save(network, tokenizer, root / "checkpoint", settings.lora, meta, final=True)
     history = rollout.history if settings.adapter == "rollout" else factory.history
     _plot(history, root / "reward_curve.png")
     hint = no_signal_hint(history)
@@ -213,6 +232,7 @@ def train_grpo(
         "split": "train",
         "baseline": model,
         "candidate": f"hf/{checkpoint}",
+        "along": [f"hf/{path}" for path in along],
         "settings": settings.model_dump(),
         "steps": int(trainer.state.global_step),
         "first_reward": history[0].mean_reward if history else None,
@@ -225,7 +245,7 @@ def train_grpo(
         "wall_time_s": round(time.perf_counter() - started, 3),
     }
     (root / "train.json").write_text(json.dumps(record, indent=2) + "\n")
-    return TrainResult(out=root, checkpoint=checkpoint, curve=history)
+    return TrainResult(out=root, checkpoint=checkpoint, curve=history, along=along)
 
 
 def no_signal_hint(history: list[RolloutStats]) -> str:
@@ -273,17 +293,36 @@ def _log_callback(base: Any, path: Path) -> Any:
     return LogFile()
 
 
-def _save(trainer: Any, tokenizer: Any, root: Path, lora: bool, meta: dict[str, Any]) -> Path:
-    checkpoint = root / "checkpoint"
-    network = trainer.accelerator.unwrap_model(trainer.model)
+def _every_callback(base: Any, settings: GRPOSettings, save: Callable[[int], None]) -> Any:
+    """A TRL callback that saves a checkpoint every `save_every` optimizer steps.
+
+    The last step is left to the final save (`checkpoint/`), so no step is written twice.
+    """
+
+    class SaveEvery(base):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            step = int(state.global_step)
+            if step % settings.save_every == 0 and step < settings.steps:
+                save(step)
+
+    return SaveEvery()
+
+
+def _save(
+    network: Any, tokenizer: Any, directory: Path, lora: bool, meta: dict[str, Any], *,
+    final: bool = False,
+) -> Path:  # fmt: skip
+    """Write a plain model `hf/<directory>` loads. LoRA adapters are merged in: in place at
+    the end, into a copy mid-training (the adapters keep training)."""
     if lora:
-        network.save_pretrained(root / "adapter")
-        network = network.merge_and_unload()
-    network.save_pretrained(checkpoint)
-    tokenizer.save_pretrained(checkpoint)
+        import copy
+
+        network = (network if final else copy.deepcopy(network)).merge_and_unload()
+    network.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
     if meta["prefill"] or meta["stop"]:  # the candidate is played exactly as the baseline was
-        (checkpoint / MODEL_META).write_text(json.dumps(meta) + "\n")
-    return checkpoint
+        (directory / MODEL_META).write_text(json.dumps(meta) + "\n")
+    return directory
 
 
 def _plot(history: list[RolloutStats], path: Path) -> None:
