@@ -14,8 +14,9 @@
    non-inferiority test with a margin fixed in advance, amortised over training tokens, with the
    break-even number of tasks.
 
-Baselines: the agent itself, each --baseline-model, and the agent under each
---baseline-system-prompt (a prompt someone wrote by hand, the thing a playbook competes with).
+Baselines: the agent itself, each --baseline-model, the agent under each --baseline-system-prompt
+(a prompt someone wrote by hand, the thing a playbook competes with), and the agent sampled at
+each --baseline-temperature (on dev and test alike; the other arms use the run's temperatures).
 An hf/ model (`--model hf/smollm2-135m`) runs here, offline, with no endpoint.
 
 Prints the numbers and writes comparison.json + comparison.png (test reward against tokens per
@@ -72,6 +73,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         help="the agent untrained with this system prompt, another baseline (repeatable)",
+    )
+    p.add_argument(
+        "--baseline-temperature",
+        action="append",
+        type=float,
+        default=[],
+        help="the agent untrained, sampled at this temperature, another baseline (repeatable)",
     )
     p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
     p.add_argument("--out", type=Path, default=Path("runs/playbook-real"))
@@ -146,6 +154,10 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         Baseline(f"untrained {agent.name} + prompt {i}", agent, system_prompt=text)
         for i, text in enumerate(args.baseline_system_prompt, 1)
     ]
+    baselines += [
+        Baseline(f"untrained {agent.name} at temperature {t:g}", agent, temperature=t)
+        for t in args.baseline_temperature
+    ]
     cfg = train_config(args, temperature=args.train_temperature, ni_margin=args.margin)
     console.rule(f"1. train a playbook for {agent.name} on {env.id}")
     result = await train_playbook_async(
@@ -160,7 +172,14 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     best_dev = max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"]
     sampling = Sampling(temperature=args.test_temperature, max_tokens=args.max_tokens)
     arms = {
-        b.name: Policy(b.model, system_prompt=b.system_prompt, sampling=sampling) for b in baselines
+        b.name: Policy(
+            b.model,
+            system_prompt=b.system_prompt,
+            sampling=sampling
+            if b.temperature is None
+            else sampling.model_copy(update={"temperature": b.temperature}),
+        )
+        for b in baselines
     }
     trained = f"trained playbook ({result.playbook.hash[:12]})"
     arms[trained] = Policy(agent, playbook=result.playbook.render() or None, sampling=sampling)

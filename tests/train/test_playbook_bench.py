@@ -113,3 +113,29 @@ def test_a_hand_written_prompt_is_a_baseline_and_the_plot_is_written(tmp_path: P
     assert summary["best_untrained_on_dev"] == hand
     assert set(summary["held_out"]["untrained openai/fake-7b + prompt 1"]["scores"]) == {1.0}
     assert (tmp_path / "comparison.png").stat().st_size > 0
+
+
+def test_a_sampling_baseline_is_played_at_its_own_temperature(tmp_path: Path) -> None:
+    bench = load_bench()
+    with ToyRulesServer() as server:
+        bench.main(
+            ["--base-url", server.base_url, "--model", "fake-7b", "--env", "workgym/toy-rules",
+             "--out", str(tmp_path), "--epochs", "1", "--group-size", "2", "--batch-size", "4",
+             "--dev-k", "1", "--gate-tasks", "4", "--max-iterations", "1", "--concurrency", "4",
+             "--baseline-temperature", "0.9", "--no-progress"]
+        )  # fmt: skip
+        requests = list(server.requests)
+    summary = json.loads((tmp_path / "comparison.json").read_text())
+    arm = summary["held_out"]["untrained openai/fake-7b at temperature 0.9"]
+    spec = json.loads((Path(arm["run"]) / "run.json").read_text())
+    assert spec["policy"]["sampling"]["temperature"] == 0.9  # the test arm, not --test-temperature
+    other = summary["held_out"]["untrained openai/fake-7b"]
+    assert (
+        json.loads((Path(other["run"]) / "run.json").read_text())["policy"]["sampling"][
+            "temperature"
+        ]
+        == 0.0
+    )
+    # the baseline's calls carry 0.9; training's carry 0.7 and the other test arms' 0.0
+    temps = {r.get("temperature") for r in requests if r.get("tools")}
+    assert {0.9, 0.7, 0.0} <= temps

@@ -118,7 +118,10 @@ class Trainer(TrainingState):
         for b in self.baselines:
             from workgym.run.policy import Policy
 
-            policy = Policy(b.model, system_prompt=b.system_prompt, sampling=self.sampling)
+            sampling = self.sampling
+            if b.temperature is not None:
+                sampling = sampling.model_copy(update={"temperature": b.temperature})
+            policy = Policy(b.model, system_prompt=b.system_prompt, sampling=sampling)
             roll = await self.roller.run(
                 "",
                 self.dev_select,

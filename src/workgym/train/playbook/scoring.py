@@ -27,6 +27,7 @@ class Baseline:
     name: str
     model: Model | TaskAwareModel
     system_prompt: str = ""
+    temperature: float | None = None  # None: the run's sampling; a sampling baseline sets it
 
 
 def derive_seed(*parts: object) -> int:

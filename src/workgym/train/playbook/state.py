@@ -97,7 +97,12 @@ class TrainingState:
             "env_hash": self.env.content_hash(),
             "model": self.model.name,
             "reflector": self.reflector.name,
-            "baselines": [[b.name, b.model.name, b.system_prompt] for b in self.baselines],
+            # a temperature is named only when set, so runs from before it existed still resume
+            "baselines": [
+                [b.name, b.model.name, b.system_prompt]
+                + ([] if b.temperature is None else [b.temperature])
+                for b in self.baselines
+            ],
             "seed_playbook": self.pb.hash,
             "config": self.cfg.identity(),
             "splits": self.tasks.split_record()["tasks"],
