@@ -102,7 +102,11 @@ def test_save_every_leaves_loadable_checkpoints_along_one_run(tmp_path: Path) ->
     # step 3 is the final checkpoint/, not written twice
     assert sorted((out / "steps").iterdir()) == along
     record = json.loads((out / "train.json").read_text())
-    assert record["along"] == [f"hf/{path}" for path in along]
+    assert [(a["model"], a["step"]) for a in record["along"]] == [
+        (f"hf/{path}", step) for step, path in enumerate(along, 1)
+    ]
+    trained = [a["episodes_trained"] for a in record["along"]]
+    assert trained == sorted(trained) and trained[-1] <= record["episodes_trained"]
     for path in [*along, out / "checkpoint"]:
         model = AutoModelForCausalLM.from_pretrained(path)  # plain weights: LoRA merged in
         assert not any("lora" in name for name, _ in model.named_parameters())

@@ -9,7 +9,8 @@ What lands in `--out`, every piece a file a person can open:
 - `checkpoint/`: the trained model and tokenizer, loadable as `hf/<out>/checkpoint` (LoRA
   adapters are merged in; the adapter alone is kept in `adapter/`).
 - `steps/step-NNNN/` (with `--save-every N`): the same, after every N optimizer steps, so one
-  run yields checkpoints along training (what `workgym imitation-gap --checkpoints` traces).
+  run yields checkpoints along training (what `workgym imitation-gap --checkpoints` traces);
+  `train.json` lists them under `along` with the episodes trained up to each.
 - `train.json`: what was trained from what — `baseline` (the starting model) and `candidate`
   (the checkpoint) as model references `workgym certify` takes, the settings and versions, and
   how many episodes the loss skipped because their advantage was 0 (`signal_only`).
@@ -197,13 +198,20 @@ def train_grpo(
         **trainer_kwargs,
     )
     along: list[Path] = []
+    along_record: list[dict[str, Any]] = []
     if settings.save_every:
 
         def save_along(step: int) -> None:
             network = trainer.accelerator.unwrap_model(trainer.model)
             directory = root / "steps" / f"step-{step:04d}"
             along.append(_save(network, tokenizer, directory, settings.lora, meta))
-            echo(f"checkpoint after step {step}: {directory}")
+            # a step whose groups all scored alike trains nothing (signal_only), so this says
+            # when a checkpoint holds the same weights as the one before it
+            trained = int(trainer.rows_trained)
+            along_record.append(
+                {"model": f"hf/{directory}", "step": step, "episodes_trained": trained}
+            )
+            echo(f"checkpoint after step {step} ({trained} episodes trained so far): {directory}")
 
         trainer.add_callback(_every_callback(transformers.TrainerCallback, settings, save_along))
     if not progress:
@@ -232,7 +240,7 @@ def train_grpo(
         "split": "train",
         "baseline": model,
         "candidate": f"hf/{checkpoint}",
-        "along": [f"hf/{path}" for path in along],
+        "along": along_record,
         "settings": settings.model_dump(),
         "steps": int(trainer.state.global_step),
         "first_reward": history[0].mean_reward if history else None,
