@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from swarm_doubles import CallLog, Guesser, Talker
 from typer.testing import CliRunner
@@ -135,3 +137,36 @@ def test_runs_of_different_environments_are_refused(runs: dict[str, Path], tmp_p
     assert result.exit_code == 2 and "different environments" in result.output
     result = CliRunner().invoke(app, ["compare", str(runs["single"])])
     assert result.exit_code == 2 and "at least two run directories" in result.output
+
+
+def _point(label: str, rewards: list[float], tokens: float, baseline: bool = True) -> Any:
+    from workgym.swarm.points import RunCost, RunData
+
+    reward = np.array(rewards, dtype=float)
+    cost = RunCost(
+        label=label, path=label, model="m", scripted=True, baseline=baseline,
+        episodes=len(rewards), reward=float(reward.mean()), reward_ci=(0.0, 1.0),
+        tokens=tokens, tokens_ci=(tokens, tokens), by_role={},
+    )  # fmt: skip
+    return RunData(cost=cost, reward=reward, tokens=np.full(len(rewards), tokens))
+
+
+def test_matched_reward_is_where_the_line_first_reaches_it_from_the_cheap_end() -> None:
+    """A line that falls with cost (more attempts voting worse) must not price the baseline on
+    its falling segment: the cheapest run already beats the target. The case from the SFT
+    checkpoint's study (single 0.50 at 1,810 tokens, 8 attempts 0.47 at 6,600)."""
+    from workgym.swarm.compare import at_reward
+
+    single = _point("single", [1, 1, 0, 0], 1810)
+    falling = _point("sc8", [1, 0, 0, 0], 6600)
+    swarm = _point("swarm", [1, 0, 0, 0], 5243, baseline=False)
+    matched = at_reward(swarm, [single, falling], None, margin=0.05)
+    assert not matched.available and "cheapest baseline run (single" in matched.verdict
+    matched = at_reward(swarm, [single, falling], None, margin=0.3)  # single within the margin
+    assert matched.reference == "single" and not matched.interpolated
+    assert matched.ratio == pytest.approx(5243 / 1810)
+    # a rising line is still interpolated onto the first run that reaches the target
+    rising = [_point("a", [0, 0, 0, 0], 1000), _point("b", [1, 1, 0, 0], 3000), falling]
+    matched = at_reward(swarm, rising, None, margin=0.05)
+    assert matched.interpolated and matched.reference == "a ↔ b (w=0.50)"
+    assert matched.reference_value == pytest.approx(2000)

@@ -15,7 +15,8 @@ The gap is the per-step rate minus free-running success; the slope of the gap ag
 free-running success) over all (family, model) cells, with its 95% interval, is the headline
 number. The all-steps rate is reported beside it but cannot overstate under greedy decoding with
 deterministic tools: a model that matches every gold step replays the gold trajectory exactly,
-so it also succeeds free-running (all-steps <= free success, up to sampling).
+so it also succeeds free-running (all-steps <= free success, up to sampling and to greedy
+decoding's dependence on the other episodes in a local model's batch: docs/imitation.md).
 Everything is resumable: teacher-forced results are appended to `out/teacher_forced.jsonl` per
 (model, task) and skipped on a re-run; free-running runs resume like any `workgym eval`.
 """

@@ -8,9 +8,10 @@ baseline (typically the single agent given several budgets, as self-consistency 
 - Reward at matched cost: the baseline's reward at the target's tokens per task — a baseline run
   whose cost is within `tolerance` of it, or the per-item linear interpolation between the two
   baseline runs whose costs bracket it. Paired difference in reward over the common items.
-- Cost at matched reward: the baseline's tokens at the target's mean reward — the interpolation
-  between the two cheapest baseline runs whose rewards bracket it, or a baseline run within
-  `margin` of it. Paired difference in tokens per task.
+- Cost at matched reward: the baseline's tokens at the target's mean reward — walking the line
+  from its cheapest run, the interpolation onto the first run that reaches it from the run
+  before, or the cheapest run when it is within `margin` of it (or, when no run reaches it, the
+  cheapest run within `margin` below). Paired difference in tokens per task.
 
 Items are the unit (a task's epochs are averaged first); rewards are counted as in the
 certificate (errors, limit hits, verifier errors and flagged successes are 0); intervals are
@@ -151,16 +152,21 @@ def at_reward(
     goal = target.cost.reward
     name = target.cost.label
     ref: npt.NDArray[np.float64] | None = None
-    for lo, hi in _pairs(line):
-        a, b = lo.cost.reward, hi.cost.reward
-        if a != b and min(a, b) <= goal <= max(a, b):
-            w = (goal - a) / (b - a)
-            ref = (1 - w) * lo.tokens + w * hi.tokens
-            label, interp = f"{lo.cost.label} ↔ {hi.cost.label} (w={w:.2f})", True
-            break
-    if ref is None:
+    # Where the line, walked from its cheapest run, first reaches the goal. A line need not rise
+    # with cost (more attempts can vote worse), and a crossing on a falling segment would price
+    # the baseline at a cost it had already beaten more cheaply.
+    first = next((i for i, r in enumerate(line) if r.cost.reward >= goal), None)
+    if first is not None and first > 0:
+        lo, hi = line[first - 1], line[first]
+        w = (goal - lo.cost.reward) / (hi.cost.reward - lo.cost.reward)
+        ref = (1 - w) * lo.tokens + w * hi.tokens
+        label, interp = f"{lo.cost.label} ↔ {hi.cost.label} (w={w:.2f})", True
+    else:
+        cheapest = line[0] if first == 0 else None
         near = [r for r in line if abs(r.cost.reward - goal) <= margin]
-        if near:
+        if cheapest is not None and abs(cheapest.cost.reward - goal) <= margin:
+            ref, label, interp = cheapest.tokens, cheapest.cost.label, False
+        elif cheapest is None and near:
             best = min(near, key=lambda r: r.cost.tokens)
             ref, label, interp = best.tokens, best.cost.label, False
     if ref is None:
@@ -172,8 +178,9 @@ def at_reward(
             )
         else:
             why = (
-                f"every baseline run has more reward than {goal:.3f}: run the baseline with a "
-                "smaller budget"
+                f"the cheapest baseline run ({line[0].cost.label}, {line[0].cost.tokens:,.0f} "
+                f"tokens/task) already has more reward than {goal:.3f}: run the baseline with "
+                "a smaller budget"
             )
         return Matched(
             kind="reward", target=name, available=False, at=goal, verdict="not available: " + why
