@@ -172,13 +172,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     best_dev = max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"]
     sampling = Sampling(temperature=args.test_temperature, max_tokens=args.max_tokens)
     arms = {
-        b.name: Policy(
-            b.model,
-            system_prompt=b.system_prompt,
-            sampling=sampling
-            if b.temperature is None
-            else sampling.model_copy(update={"temperature": b.temperature}),
-        )
+        b.name: Policy(b.model, system_prompt=b.system_prompt, sampling=b.sampling(sampling))
         for b in baselines
     }
     trained = f"trained playbook ({result.playbook.hash[:12]})"

@@ -118,10 +118,9 @@ class Trainer(TrainingState):
         for b in self.baselines:
             from workgym.run.policy import Policy
 
-            sampling = self.sampling
-            if b.temperature is not None:
-                sampling = sampling.model_copy(update={"temperature": b.temperature})
-            policy = Policy(b.model, system_prompt=b.system_prompt, sampling=sampling)
+            policy = Policy(
+                b.model, system_prompt=b.system_prompt, sampling=b.sampling(self.sampling)
+            )
             roll = await self.roller.run(
                 "",
                 self.dev_select,

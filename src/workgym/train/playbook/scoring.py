@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from workgym.core.model import Model
+from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.stats.tests import mean_ci
@@ -28,6 +28,12 @@ class Baseline:
     model: Model | TaskAwareModel
     system_prompt: str = ""
     temperature: float | None = None  # None: the run's sampling; a sampling baseline sets it
+
+    def sampling(self, run: Sampling) -> Sampling:
+        """The run's sampling, at this baseline's temperature when it has one."""
+        if self.temperature is None:
+            return run
+        return run.model_copy(update={"temperature": self.temperature})
 
 
 def derive_seed(*parts: object) -> int:
