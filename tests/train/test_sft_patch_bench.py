@@ -45,11 +45,16 @@ def test_the_small_configuration_runs_every_stage_and_resumes(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    "argv", [["--model", "openai/x"], ["--model", "hf/x", "--batch-size", "3"]]
+    ("argv", "said"),
+    [
+        (["--model", "openai/x"], "--model must be a local model, hf/<dir>"),
+        (["--model", "hf/x", "--batch-size", "3"], "multiple of --num-generations"),
+    ],
 )
 def test_inputs_the_trainers_cannot_take_are_refused_before_anything_runs(
-    argv: list[str], tmp_path: Path
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_:
         load_bench("sft_patch.py").main([*argv, "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2 and said in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

@@ -156,19 +156,18 @@ def at_reward(
     # with cost (more attempts can vote worse), and a crossing on a falling segment would price
     # the baseline at a cost it had already beaten more cheaply.
     first = next((i for i, r in enumerate(line) if r.cost.reward >= goal), None)
-    if first is not None and first > 0:
+    if first is None:  # nothing reaches it: the cheapest run within the margin below, if any
+        near = [r for r in line if goal - r.cost.reward <= margin]
+        if near:
+            ref, label, interp = near[0].tokens, near[0].cost.label, False
+    elif first == 0:  # the cheapest run reaches it: a match only if within the margin
+        if line[0].cost.reward - goal <= margin:
+            ref, label, interp = line[0].tokens, line[0].cost.label, False
+    else:
         lo, hi = line[first - 1], line[first]
         w = (goal - lo.cost.reward) / (hi.cost.reward - lo.cost.reward)
         ref = (1 - w) * lo.tokens + w * hi.tokens
         label, interp = f"{lo.cost.label} ↔ {hi.cost.label} (w={w:.2f})", True
-    else:
-        cheapest = line[0] if first == 0 else None
-        near = [r for r in line if abs(r.cost.reward - goal) <= margin]
-        if cheapest is not None and abs(cheapest.cost.reward - goal) <= margin:
-            ref, label, interp = cheapest.tokens, cheapest.cost.label, False
-        elif cheapest is None and near:
-            best = min(near, key=lambda r: r.cost.tokens)
-            ref, label, interp = best.tokens, best.cost.label, False
     if ref is None:
         top = max(line, key=lambda r: r.cost.reward)
         if top.cost.reward < goal:

@@ -90,7 +90,8 @@ def grpo(
     console.print(f"reward curve: {result.out / 'reward_curve.jsonl'}")
     console.print(f"checkpoint: {result.checkpoint}")
     if result.along:
-        refs = " ".join(f"--checkpoints hf/{path}" for path in [*result.along, result.checkpoint])
+        models = [*(saved.model for saved in result.along), f"hf/{result.checkpoint}"]
+        refs = " ".join(f"--checkpoints {ref}" for ref in models)
         console.print(f"along training: workgym imitation-gap {env} --model {model} {refs}")
     console.print(
         f"next: workgym certify {env} --baseline {model} --candidate hf/{result.checkpoint}"

@@ -68,11 +68,21 @@ class GRPOSettings(BaseModel):
     save_every: int = 0  # also save steps/step-NNNN/ every N optimizer steps (0: final only)
 
 
+class SavedStep(BaseModel):
+    """A checkpoint saved along training (`--save-every`)."""
+
+    model: str  # hf/<out>/steps/step-NNNN, the reference imitation-gap and certify take
+    step: int
+    # a step whose groups all scored alike trains nothing (signal_only): a checkpoint whose
+    # count equals the one before's holds the same weights
+    episodes_trained: int
+
+
 class TrainResult(BaseModel):
     out: Path
     checkpoint: Path
     curve: list[RolloutStats]
-    along: list[Path] = []  # the --save-every checkpoints, in step order
+    along: list[SavedStep] = []  # in step order
 
 
 def train_grpo(
@@ -197,21 +207,22 @@ def train_grpo(
         callbacks=[_log_callback(transformers.TrainerCallback, root / "trainer_log.jsonl")],
         **trainer_kwargs,
     )
-    along: list[Path] = []
-    along_record: list[dict[str, Any]] = []
+    along: list[SavedStep] = []
     if settings.save_every:
 
         def save_along(step: int) -> None:
             network = trainer.accelerator.unwrap_model(trainer.model)
-            directory = root / "steps" / f"step-{step:04d}"
-            along.append(_save(network, tokenizer, directory, settings.lora, meta))
-            # a step whose groups all scored alike trains nothing (signal_only), so this says
-            # when a checkpoint holds the same weights as the one before it
-            trained = int(trainer.rows_trained)
-            along_record.append(
-                {"model": f"hf/{directory}", "step": step, "episodes_trained": trained}
+            directory = _save(
+                network, tokenizer, root / "steps" / f"step-{step:04d}", settings.lora, meta
             )
-            echo(f"checkpoint after step {step} ({trained} episodes trained so far): {directory}")
+            saved = SavedStep(
+                model=f"hf/{directory}", step=step, episodes_trained=int(trainer.rows_trained)
+            )
+            along.append(saved)
+            echo(
+                f"checkpoint after step {step} ({saved.episodes_trained} episodes trained so "
+                f"far): {directory}"
+            )
 
         trainer.add_callback(_every_callback(transformers.TrainerCallback, settings, save_along))
     if not progress:
@@ -240,7 +251,7 @@ def train_grpo(
         "split": "train",
         "baseline": model,
         "candidate": f"hf/{checkpoint}",
-        "along": along_record,
+        "along": [saved.model_dump() for saved in along],
         "settings": settings.model_dump(),
         "steps": int(trainer.state.global_step),
         "first_reward": history[0].mean_reward if history else None,
