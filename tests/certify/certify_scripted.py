@@ -155,3 +155,10 @@ def admission_dir(env_id: str) -> Path:
     env = wg.load(env_id)
     asyncio.run(check_async(env, out / "check", progress=False, admission_dir=out))
     return out
+
+
+def own_admission(env_id: str, tmp: Path) -> Path:
+    """A copy of the session's admission folder for one test: the looks log of a registered
+    environment lives beside admission.json (certify/looks.py), so a shared folder would carry
+    attempt numbers from one test into the next."""
+    return Path(shutil.copytree(admission_dir(env_id), tmp / "admission"))

@@ -18,7 +18,7 @@ from certify_scripted import (
     SUITE_A,
     SUITE_B,
     WEAK,
-    admission_dir,
+    own_admission,
 )
 
 import workgym as wg
@@ -31,13 +31,13 @@ from workgym.guards.admission import NotAdmittedError
 
 
 @pytest.fixture
-def job_check() -> Path:
-    return admission_dir(JOB)
+def job_check(tmp_path: Path) -> Path:
+    return own_admission(JOB, tmp_path)
 
 
 @pytest.fixture
-def broken_check() -> Path:
-    return admission_dir(BROKEN)
+def broken_check(tmp_path: Path) -> Path:
+    return own_admission(BROKEN, tmp_path)
 
 
 def certify(
@@ -109,7 +109,7 @@ def test_refuses_an_environment_that_failed_admission(tmp_path: Path, broken_che
     assert not json.loads((report / "check" / "check.json").read_text())["passed"]
     with pytest.raises(NotAdmittedError, match="failed admission"):
         certify(tmp_path, WEAK, STRONG, report, env=BROKEN)
-    assert read_looks(tmp_path / "looks.jsonl") == []  # refused before the test split opened
+    assert read_looks(report / "looks.jsonl") == []  # refused before the test split opened
 
 
 def test_forced_admission_fails_and_is_recorded(tmp_path: Path, broken_check: Path) -> None:
@@ -143,14 +143,17 @@ def test_recompute_is_byte_for_byte_and_detects_changed_episodes(
     assert not same and len(changed) == 1 and "candidate" in changed[0]
 
 
-def test_every_look_is_counted(tmp_path: Path, job_check: Path) -> None:
-    certify(tmp_path, WEAK, STRONG, job_check)
-    cert = certify(tmp_path, WEAK, STRONG, job_check)  # resumes: nothing left to run
-    assert cert.frozen.looks.attempt == 2 and cert.frozen.looks.previous_attempts == 1
-    assert any("attempt 2" in w for w in cert.warnings)
+def test_every_look_is_counted_and_a_re_read_is_not(tmp_path: Path, job_check: Path) -> None:
+    first = certify(tmp_path, WEAK, STRONG, job_check)
+    again = certify(tmp_path, WEAK, STRONG, job_check)  # the same runs under the same gate
+    assert again.frozen.looks == first.frozen.looks and again.frozen.looks.attempt == 1
+    other = certify(tmp_path, WEAK, STRONG, job_check, margin=0.1)  # another gate: a new look
+    assert other.frozen.looks.attempt == 2 and other.frozen.looks.previous_attempts == 1
+    assert any("attempt 2" in w for w in other.warnings)
     recompute(tmp_path / "cert" / "certificate.json")
-    looks = read_looks(tmp_path / "looks.jsonl")
-    assert [lk.kind for lk in looks] == ["certify", "certify"]
+    looks = read_looks(job_check / "looks.jsonl")
+    assert [lk.kind for lk in looks] == ["certify", "runs", "certify"]
+    assert looks[1].of == first.frozen.looks.head and looks[2].seq == other.frozen.looks.seq == 3
 
 
 def test_resumes_an_interrupted_run(tmp_path: Path, job_check: Path) -> None:

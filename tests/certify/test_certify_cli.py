@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from certify_scripted import JOB, STRONG, SUITE_A, SUITE_B, WEAK, admission_dir
+from certify_scripted import JOB, STRONG, SUITE_A, SUITE_B, WEAK, own_admission
 from typer.testing import CliRunner
 
 from workgym.apps.cli.main import app
@@ -15,8 +15,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def admitted() -> Path:
-    return admission_dir(JOB)
+def admitted(tmp_path: Path) -> Path:
+    return own_admission(JOB, tmp_path)
 
 
 def _args(tmp: Path, admitted: Path, *extra: str) -> list[str]:

@@ -183,6 +183,6 @@ def test_a_missing_or_corrupt_curve_costs_no_look(
     )
     assert result.exit_code == 2 and "no curve at" in result.output
     assert "Traceback" not in result.output
-    assert read_looks(tmp_path / "looks.jsonl") == []
+    assert read_looks(job_check / "looks.jsonl") == []
     again = CliRunner().invoke(app, ["certify", "--recompute", "x.json", "--curve", str(bad)])
     assert again.exit_code == 2 and "drop --curve" in again.output

@@ -127,11 +127,16 @@ async def demo(root: Path) -> int:
     console.rule("workgym certify --from-runs baseline candidate")
     cert, json_path, _ = await certify_async(
         Request(
-            from_runs=[runs / "baseline", runs / "candidate"], suites=[],
-            out=runs / "certificate", admission_dir=runs, curve=trained,
-            looks_log=runs / "looks.jsonl", progress=False,
+            from_runs=[runs / "baseline", runs / "candidate"],
+            suites=[],
+            out=runs / "certificate",
+            admission_dir=runs,
+            curve=trained,
+            looks_log=runs / "looks.jsonl",
+            progress=False,
         )
-    )  # fmt: skip
+    )  # fmt: skip  (the looks log is env_dir/looks.jsonl; runs/<hash>/looks.jsonl, where the
+    # demo kept it before, is merged in; a re-run reads the same runs again: no new look)
     b, c = base.summary(), cand.summary()
     gain = cert.task.gain
     for label, name, summary in (("baseline", model, b), ("trained ", candidate, c)):

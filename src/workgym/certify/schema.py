@@ -195,9 +195,17 @@ class AdmissionRecord(BaseModel):
 
 
 class LooksRecord(BaseModel):
+    """Which look at the test split this certificate is (workgym.certify.looks).
+
+    `head` is the hash of the look's line in the hash-chained log and `seq` its position, so a
+    log cut short is caught against the certificate; both are absent from certificates written
+    before the log was chained (they recompute unchanged)."""
+
     log: str
     attempt: int
     previous_attempts: int
+    head: str | None = None
+    seq: int | None = None
 
 
 class CurvePoint(BaseModel):
@@ -291,8 +299,13 @@ class Certificate(BaseModel):
         skip: dict[str, Any] = {}
         if self.cost_matched is None:
             skip["cost_matched"] = True
+        frozen: dict[str, Any] = {}
         if self.frozen.curve is None:
-            skip["frozen"] = {"curve"}
+            frozen["curve"] = True
+        if self.frozen.looks.head is None:
+            frozen["looks"] = {"head", "seq"}
+        if frozen:
+            skip["frozen"] = frozen
         body = self.model_dump(mode="json", exclude=skip or None)
         for comparison in [body["task"], *body["suites"]]:
             for run in comparison["runs"]:

@@ -17,7 +17,7 @@ from workgym.certify import arms, looks
 from workgym.certify.certificate import Side, build, check_admission, env_record, policy_record
 from workgym.certify.certificate import write as write_certificate
 from workgym.certify.curve import read_curve
-from workgym.certify.schema import Certificate, Frozen, PolicyRecord
+from workgym.certify.schema import Certificate, Frozen, LooksRecord, PolicyRecord
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
@@ -141,27 +141,12 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
     if pair.given is not None:
         await models_reachable(*pair.given)
     task_env = env_record(env, ref, TEST, items)
-    look = looks.record_look(
-        req.looks_log or looks.default_log(),
-        looks.Look(
-            at=looks.now(),
-            kind="certify",
-            env_id=env.id,
-            env_hash=task_env.hash,
-            split=TEST,
-            split_hash=task_env.split_hash,
-            baseline=pair.baseline.hash,
-            candidate=pair.candidate.hash,
-            out=str(out),
-        ),
-    )
     if task_runs is not None:
         b_run, c_run = task_runs[0], task_runs[1]
     else:
         b_run, c_run = out / "runs" / "task" / "baseline", out / "runs" / "task" / "candidate"
-    limit = len(items)
-    await _ensure(env, b_run, c_run, pair, limit, epochs, seed, forced, req)
     sides = [Side(task_env, b_run, c_run, items)]
+    side_envs = [env]
     for suite_id in suite_ids:
         suite_env, s_items = suite_envs[suite_id], suite_items[suite_id]
         if suite_id in suite_runs:
@@ -169,8 +154,8 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
         else:
             sb = out / "runs" / _slug(suite_id) / "baseline"
             sc = out / "runs" / _slug(suite_id) / "candidate"
-        await _ensure(suite_env, sb, sc, pair, len(s_items), epochs, seed, forced, req)
         sides.append(Side(env_record(suite_env, suite_id, TEST, s_items), sb, sc, s_items))
+        side_envs.append(suite_env)
     frozen = Frozen(
         created_at=looks.now(),
         workgym_version=__version__,
@@ -184,14 +169,70 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
         baseline=pair.baseline,
         candidate=pair.candidate,
         admission=admission,
-        looks=look,
+        looks=LooksRecord(log="", attempt=0, previous_attempts=0),  # set at the look, below
         rules=_rules(),
         curve=curve,
     )
+    # runs that are complete before the look are a re-read when their gate was read before
+    played = all(_complete(s.baseline_run, len(s.items), epochs) for s in sides) and all(
+        _complete(s.candidate_run, len(s.items), epochs) for s in sides
+    )
+    log = looks.log_for(env, req.admission_dir)
+    look = looks.Look(
+        at=looks.now(),
+        kind="certify",
+        env_id=env.id,
+        env_hash=task_env.hash,
+        split=TEST,
+        split_hash=task_env.split_hash,
+        baseline=pair.baseline.hash,
+        candidate=pair.candidate.hash,
+        out=str(out),
+        gate=_gate(frozen),
+        runs=_runs_digest(sides) if played else "",
+    )
+    seen = looks.record_look(
+        log,
+        look,
+        merge=[req.looks_log] if req.looks_log is not None else [],
+        certificates=[out / "certificate.json"],
+    )
+    for side_env, side in zip(side_envs, sides, strict=True):
+        await _ensure(
+            side_env, side.baseline_run, side.candidate_run, pair, len(side.items),
+            epochs, seed, forced, req,
+        )  # fmt: skip
+    looks.bind_runs(log, seen, look, _runs_digest(sides))
+    frozen = frozen.model_copy(update={"looks": seen, "created_at": looks.now()})
     out.mkdir(parents=True, exist_ok=True)
     cert = build(frozen, sides[0], sides[1:], out)
     json_path, html_path = write_certificate(cert, out)
     return cert, json_path, html_path
+
+
+def _gate(frozen: Frozen) -> str:
+    """Digest of every frozen setting the verdict depends on besides the episodes: the same
+    runs read again under the same gate are a re-read, under another gate a new look."""
+    import hashlib
+    import json
+
+    body = frozen.model_dump(
+        mode="json", exclude={"created_at", "workgym_version", "looks", "admission", "curve"}
+    )
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _runs_digest(sides: list[Side]) -> str:
+    """Digest of the episodes of every run the certificate reads, in order."""
+    import hashlib
+
+    from workgym.certify.comparison import episodes_digest
+
+    h = hashlib.sha256()
+    for side in sides:
+        for run in (side.baseline_run, side.candidate_run):
+            h.update(episodes_digest(run)[0].encode())
+    return h.hexdigest()
 
 
 def _rules() -> list[str]:

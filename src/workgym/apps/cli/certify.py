@@ -104,7 +104,13 @@ def certify(
     admission_dir: Annotated[
         Path | None, typer.Option(help="folder of admission.json (default runs/check)")
     ] = None,
-    looks_log: Annotated[Path | None, typer.Option(help="looks log (default ~/.workgym)")] = None,
+    looks_log: Annotated[
+        Path | None,
+        typer.Option(
+            help="an older looks log to merge in (the log itself lives with the environment: "
+            "inside its saved folder, else beside admission.json)"
+        ),
+    ] = None,
     curve: Annotated[
         Path | None,
         typer.Option(

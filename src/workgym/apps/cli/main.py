@@ -72,12 +72,12 @@ def look_at_test(env: Environment, ref: str, kind: LookKind, model: str, out: Pa
     """Log a run on the test split in the looks log (certify/looks.py), after every preflight
     check and before the first episode, and say so: a test split stays held out only while
     nobody tunes against it."""
-    from workgym.certify.looks import default_log, record_run_look
+    from workgym.certify.looks import record_run_look
 
-    record_run_look(env, ref, kind, model, str(out or ""))
+    log = record_run_look(env, ref, kind, model, str(out or ""))
     err.print(
         f"note: this run plays the test split of {env.id}; recorded as a look in "
-        f"{default_log()}, which lists every run that saw it. Tune on --split dev.",
+        f"{log}, which lists every run that saw it. Tune on --split dev.",
         highlight=False,
         markup=False,
     )
