@@ -48,8 +48,12 @@ def environ(cwd: Path, **extra: str) -> dict[str, str]:
 
 
 def looks(cwd: Path) -> list[dict[str, str]]:
-    log = cwd / "home" / "looks.jsonl"
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    """Every look recorded under `cwd`: beside admission.json (runs/check) for a registered
+    environment, inside the folder of a saved one (certify/looks.py), or in the old home log."""
+    found = []
+    for log in sorted(cwd.rglob("looks.jsonl")):
+        found += [json.loads(line) for line in log.read_text().splitlines()]
+    return found
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
