@@ -253,6 +253,8 @@ def test_the_cli_refuses_a_log_not_ours_or_cut_short_with_one_line(
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert code == 2 and len(errors) == 1 and "was cut short" in errors[0], output
     assert log.read_bytes() == kept
+    code, output = cli("certify", "--recompute", str(out / "certificate.json"))
+    assert code == 0 and "does not hold this certificate's look (attempt 2" in output, output
     log.write_text("this is my shopping list\n")
     code, output = cli(*args, "--out", str(tmp_path / "other"))
     assert code == 2 and "is not a workgym looks-log line" in output, output

@@ -352,6 +352,24 @@ def check_not_cut(chain: Chain, env_hash: str, certificates: Iterable[Path]) -> 
         )
 
 
+def missing_from_log(record: LooksRecord) -> str | None:
+    """Why the log a certificate names does not vouch for its look, or None when it does (or
+    when the certificate predates the chain, or its log is not on this machine)."""
+    log = Path(record.log)
+    if record.head is None or not log.is_file():
+        return None
+    try:
+        chain = read_chain(log)
+    except ConfigError as exc:
+        return str(exc)
+    if record.head in chain.known():
+        return None
+    return (
+        f"the looks log {log} does not hold this certificate's look (attempt {record.attempt}, "
+        f"line {record.seq}, hash {record.head[:12]}): it was cut short or replaced"
+    )
+
+
 # -- writing ------------------------------------------------------------------------------------
 
 

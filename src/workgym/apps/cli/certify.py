@@ -209,6 +209,11 @@ def _recompute(path: Path) -> None:
         cert, same, changed = recompute(path)
     except ConfigError as exc:
         raise _fail(str(exc)) from exc
+    from workgym.certify.looks import missing_from_log
+
+    missing = missing_from_log(cert.frozen.looks)
+    if missing is not None:
+        err.print(f"[yellow]warning:[/] {escape(missing)}", highlight=False)
     if same:
         out.print(f"identical: {path} recomputed byte for byte ({cert.verdict})")
         return
