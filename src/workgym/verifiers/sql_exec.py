@@ -294,15 +294,10 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
         timer.start()
         deadline = time.monotonic() + timeout_s
         budget = ResultBudget(max_rows, max_bytes, deadline)
-        try:
-            columns = _pg_stream(con, _pg_capped(sql, max_bytes), budget)
-        except psycopg.errors.SyntaxError:
-            # Not a query that can sit in FROM (SET, SHOW, a trailing comment after `;`): run
-            # it as sent; the guard lets only SELECTs this far, and the session cannot write.
-            con.rollback()
-            con.execute("SET TRANSACTION READ ONLY")
-            budget = ResultBudget(max_rows, max_bytes, deadline)
-            columns = _pg_stream(con, sql, budget)
+        names = _pg_describe(con, sql)
+        if not names:
+            return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+        columns = _pg_stream(con, _pg_capped(sql, names, max_bytes), budget)
         if columns is None:
             return SqlResult(status="forbidden", error="engine refused: not a SELECT")
         return _rows(columns, budget, timeout_s, start)
@@ -363,19 +358,37 @@ def _cancel(con: Any) -> None:
         con.cancel_safe(timeout=2.0)
 
 
-def _pg_capped(sql: str, max_bytes: int) -> str:
+def _pg_describe(con: Any, sql: str) -> list[str]:
+    """The column names `sql` would return, asked of the server without running it (parse and
+    describe an unnamed statement); empty for a statement that returns no rows."""
+    psycopg = _psycopg()
+    pgconn = con.pgconn
+    described = None
+    for step in (lambda: pgconn.prepare(b"", sql.encode()), lambda: pgconn.describe_prepared(b"")):
+        described = step()
+        if described.status == psycopg.pq.ExecStatus.FATAL_ERROR:
+            raise psycopg.errors.error_from_result(described, encoding=con.info.encoding)
+    assert described is not None
+    return [(described.fname(i) or b"").decode() for i in range(described.nfields)]
+
+
+def _pg_capped(sql: str, names: list[str], max_bytes: int) -> str:
     """The statement wrapped so that the server refuses to send a row larger than the byte cap.
 
     A 900 MB `string_agg` value used to arrive whole (libpq buffers a row before psycopg sees
     it) and then be copied into Python: about 2 GB in the worker before any cap could apply.
-    The wrapper keeps the statement's columns and order; a row over the cap raises an error that
+    The wrapper keeps the statement's column names (duplicates included) and order, and sums
+    the stored size of each value (no copy of the row); a row over the cap raises an error that
     carries `_MARK` (a text cast that depends on the row, so the planner cannot fold it).
     """
     body = sql.rstrip().rstrip(";").rstrip()
+    inner = [f"wg_c{i}" for i in range(len(names))]
+    quoted = ['"' + n.replace('"', '""') + '"' for n in names]
+    outer = ", ".join(f"{c} AS {q}" for c, q in zip(inner, quoted, strict=True))
+    size = " + ".join(f"coalesce(pg_column_size({c}), 0)" for c in inner)
     return (
-        f"SELECT wg_row.* FROM (\n{body}\n) AS wg_row WHERE (CASE WHEN"
-        f" pg_column_size(wg_row.*) > {int(max_bytes)} THEN ('{_MARK} ' ||"
-        " pg_column_size(wg_row.*)::text)::int END) IS NULL"
+        f"SELECT {outer} FROM (\n{body}\n) AS wg_row({', '.join(inner)}) WHERE (CASE WHEN"
+        f" {size} > {int(max_bytes)} THEN ('{_MARK} ' || ({size})::text)::int END) IS NULL"
     )
 
 
