@@ -14,7 +14,7 @@ from typing import Literal, cast
 import sqlglot
 from pydantic import BaseModel
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from workgym.verifiers.sql_value_size import size_problem
 
@@ -310,6 +310,8 @@ def _check(sql: str, engine: Engine) -> GuardResult:
     try:
         parsed = sqlglot.parse(sql, read=DIALECTS[engine])
     except (ParseError, TokenError) as err:
+        return _parse_error(err, engine)
+    except (SqlglotError, ValueError) as err:  # the agent's text, whatever the parser says
         return _parse_error(err, engine)
     statements = [s for s in parsed if s is not None]
     if not statements:
