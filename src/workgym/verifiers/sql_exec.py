@@ -363,12 +363,11 @@ def _pg_describe(con: Any, sql: str) -> list[str]:
     describe an unnamed statement); empty for a statement that returns no rows."""
     psycopg = _psycopg()
     pgconn = con.pgconn
-    described = None
-    for step in (lambda: pgconn.prepare(b"", sql.encode()), lambda: pgconn.describe_prepared(b"")):
-        described = step()
-        if described.status == psycopg.pq.ExecStatus.FATAL_ERROR:
-            raise psycopg.errors.error_from_result(described, encoding=con.info.encoding)
-    assert described is not None
+    described: Any = pgconn.prepare(b"", sql.encode())
+    if described.status != psycopg.pq.ExecStatus.FATAL_ERROR:
+        described = pgconn.describe_prepared(b"")
+    if described.status == psycopg.pq.ExecStatus.FATAL_ERROR:
+        raise psycopg.errors.error_from_result(described, encoding=con.info.encoding)
     return [(described.fname(i) or b"").decode() for i in range(described.nfields)]
 
 

@@ -34,6 +34,13 @@ _NAMED = ("printf", "format", "list_resize", "array_resize", "randomblob", "zero
           "bar", "array_fill")  # fmt: skip
 
 
+def function_name(node: exp.Func) -> str:
+    """The SQL name of a function node, lower case."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return str(node.sql_name()).lower()
+
+
 def _number(node: exp.Expression | None) -> float | None:
     """The value of a constant numeric expression (literals, signs, + - * /), else None."""
     if node is None:
@@ -115,11 +122,11 @@ def built_size(node: exp.Expression) -> float | None:
             return None
         return max(0.0, (end - start) / step + 1)
     if isinstance(node, exp.Format) or name in ("printf", "format"):
-        fmt = node.this if isinstance(node, exp.Format) else (_args(node) or [None])[0]
+        fmt = node.this if isinstance(node, exp.Format) else next(iter(_args(node)), None)
         return _format_width(fmt)
     if name in ("list_resize", "array_resize", "randomblob", "zeroblob", "space"):
         args = _args(node)
-        size_arg = args[1] if name.endswith("resize") and len(args) > 1 else (args or [None])[0]
+        size_arg = args[1] if name.endswith("resize") and len(args) > 1 else next(iter(args), None)
         return _number(size_arg)
     if name == "bar":
         args = _args(node)
@@ -161,7 +168,7 @@ def size_problem(node: exp.Expression) -> str | None:
     cap = MAX_BUILT if _constant(node) else MAX_BUILT_PER_ROW
     if size is not None and size <= cap:
         return None
-    name = node.sql_name().lower() if not isinstance(node, exp.Anonymous) else node.name.lower()
+    name = function_name(node) if isinstance(node, exp.Func) else type(node).__name__.lower()
     if isinstance(node, exp.GenerateSeries):
         name = "range/generate_series"
     if isinstance(node, exp.Pad):
