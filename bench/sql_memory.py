@@ -36,24 +36,37 @@ QUERIES = {
     "postgres": "SELECT repeat('x', 5000000) FROM generate_series(1, 200)",
 }
 TARGET_MB, TARGET_S = 300, 6.0
+# Issue 39: queries that build one huge value or aggregate. Each must be refused or end within
+# run_sql's 5 s limit + 1 s, adding < 500 MB to the worker (and, on PostgreSQL, to the server).
+BOUNDS = {
+    "duckdb": [
+        "SELECT string_agg(repeat('x',1000), ',') AS s FROM range(3000000)",
+        "SELECT length(repeat('x', 2000000000))",
+        "SELECT sum(a.i) OVER (ORDER BY b.i, a.i) AS w FROM range(20000) a(i), range(20000) b(i)",
+    ],
+    "sqlite": ["SELECT hex(randomblob(450000000))"],
+    "postgres": ["SELECT string_agg(repeat('x', 1000), ',') FROM generate_series(1, 900000)"],
+}
+BOUND_MB, BOUND_S = 500, 6.0
 
 
-def worker(engine: str, database: str) -> None:
+def worker(engine: str, database: str, sql: str | None = None) -> None:
     """One run_sql call in this process; prints a JSON line with peak RSS, time and the note."""
     from workgym.core.tools import ToolError
     from workgym.envs.warehouse.runtime.tools import MAX_ROWS_LIMIT, WarehouseState, query
 
     state = WarehouseState(database=database, card=None, engine=engine)  # type: ignore[arg-type]
+    base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     start = time.perf_counter()
     try:
-        out = query(state, QUERIES[engine], max_rows=MAX_ROWS_LIMIT)
+        out = query(state, sql or QUERIES[engine], max_rows=MAX_ROWS_LIMIT)
         note, rows = out.get("note"), out["row_count"]
     except ToolError as err:
         note, rows = f"error: {err}", 0
     elapsed = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"engine": engine, "peak_mb": peak_mb, "s": elapsed, "rows": rows,
-                      "note": note}))  # fmt: skip
+                      "note": note, "added_mb": peak_mb - base_mb}))  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -100,7 +113,8 @@ def main() -> None:
                 failed = True
                 continue
             r = json.loads(done.stdout.strip().splitlines()[-1])
-            truncated = str(r["note"]).startswith("result truncated")
+            note = str(r["note"])
+            truncated = note.startswith("result truncated") or "size cap" in note
             ok = r["peak_mb"] < TARGET_MB and r["s"] < TARGET_S and truncated
             failed |= not ok
             print(
@@ -109,11 +123,57 @@ def main() -> None:
                 f"         agent reads: {r['note']}"
             )
         print(f"targets: < {TARGET_MB} MB peak RSS of the worker, < {TARGET_S:g} s, a note")
+        failed |= bounds(targets)
         sys.exit(1 if failed else 0)
 
 
+def _postgres_rss_mb() -> float:
+    """Total resident memory of this machine's PostgreSQL server processes (0 if none)."""
+    total = 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if text.startswith("Name:\tpostgres"):
+            for line in text.splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total / 1024
+
+
+def bounds(targets: dict[str, str]) -> bool:
+    """Issue 39's payloads, each in a fresh worker; True when one missed its target."""
+    failed = False
+    print("issue 39: one huge value or aggregate per query")
+    for engine, database in targets.items():
+        for sql in BOUNDS[engine]:
+            cmd = [sys.executable, __file__, "--worker", engine, database, sql]
+            server = [_postgres_rss_mb()]
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
+                while proc.poll() is None:
+                    if engine == "postgres":
+                        server.append(_postgres_rss_mb())
+                    time.sleep(0.05)
+                stdout = proc.stdout.read() if proc.stdout else ""
+            r = json.loads(stdout.strip().splitlines()[-1])
+            extra = max(server) - server[0]
+            refused = r["rows"] == 0
+            ok = refused and r["added_mb"] < BOUND_MB and r["s"] < BOUND_S
+            ok = ok and (engine != "postgres" or extra < BOUND_MB)
+            failed |= not ok
+            srv = f"  server +{extra:5.0f} MB" if engine == "postgres" else ""
+            print(
+                f"{engine:8s} +{r['added_mb']:5.0f} MB  {r['s']:5.2f} s{srv}  "
+                f"{'ok' if ok else 'MISSED TARGET'}  {sql[:60]}\n         agent reads: "
+                f"{str(r['note'])[:150]}"
+            )
+    print(f"targets: refused or stopped, < {BOUND_MB} MB added, < {BOUND_S:g} s")
+    return failed
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3])
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) == 5 else None)
     else:
         main()

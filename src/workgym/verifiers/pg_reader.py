@@ -4,9 +4,10 @@ else (the third wall, after the parser guard and the read-only transaction).
 `query_to_xml('SELECT pg_terminate_backend(...)', ...)` passed the guard (the inner SQL is a
 string) and killed other sessions of the same role. So `execute_sql` checks, once per DSN and
 process, that the role it connects as cannot write, create, run SQL from a string or signal
-sessions, and refuses to run anything otherwise. Make such a role with `reader_role_sql` (as a
-role with CREATEROLE that owns the schema), after a superuser ran `pg_reader.sql` once in that
-database (`hardening_sql()`).
+sessions, nor read other sessions' SQL text (`pg_stat_activity` shows the query of every session
+of the same role: a concurrent gold query), and refuses to run anything otherwise. Make such a
+role with `reader_role_sql` (as a role with CREATEROLE that owns the schema), after a superuser
+ran `pg_reader.sql` once in that database (`hardening_sql()`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,17 @@ UNREACHABLE = (
     "pg_terminate_backend(integer, bigint)",
     "pg_cancel_backend(integer)",
     "set_config(text, text, boolean)",
+    "pg_stat_get_activity(integer)",
+    "pg_stat_get_backend_activity(integer)",
 )
+# Bounds every session of the reader role starts with (a connection may only lower them):
+# a statement stops at the timeout, sorts and hashes spill past work_mem, an idle open
+# transaction ends. Set by `reader_role_sql`; `sql_exec` also sets its own per query.
+ROLE_SETTINGS = {
+    "statement_timeout": "30s",
+    "work_mem": "32MB",
+    "idle_in_transaction_session_timeout": "60s",
+}
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _checked: dict[str, list[str]] = {}
 _lock = threading.Lock()
@@ -53,6 +64,7 @@ def reader_role_sql(role: str, password: str, schema: str) -> list[str]:
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}",
         f"ALTER ROLE {role} SET search_path = {schema}",
         f"ALTER ROLE {role} SET default_transaction_read_only = on",
+        *(f"ALTER ROLE {role} SET {k} = '{v}'" for k, v in ROLE_SETTINGS.items()),
     ]
 
 
@@ -79,6 +91,11 @@ def role_problems(con: Any) -> list[str]:
         problems.append(f"can create objects in {row[5]} schemas")
     if row[6]:
         problems.append(f"can write to {row[6]} tables")
+    activity = con.execute(
+        "SELECT has_table_privilege('pg_catalog.pg_stat_activity', 'SELECT')"
+    ).fetchone()
+    if activity and activity[0]:
+        problems.append("can read other sessions' SQL in pg_stat_activity")
     for signature in UNREACHABLE:
         found = con.execute("SELECT to_regprocedure(%s)", [signature]).fetchone()
         if found and found[0] is not None:

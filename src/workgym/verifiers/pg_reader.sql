@@ -20,3 +20,20 @@ BEGIN
     EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
   END LOOP;
 END $$;
+-- Other sessions' SQL text: a role sees the query of every session of the same role in
+-- pg_stat_activity, so an agent's run_sql could read a concurrent verification's gold query.
+-- The view and the functions under it become unreadable to ordinary roles (pg_monitor keeps it).
+REVOKE SELECT ON pg_catalog.pg_stat_activity FROM PUBLIC;
+GRANT SELECT ON pg_catalog.pg_stat_activity TO pg_monitor;
+DO $$
+DECLARE f regprocedure;
+BEGIN
+  FOR f IN
+    SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = 'pg_catalog'
+      AND p.proname IN ('pg_stat_get_activity', 'pg_stat_get_backend_activity')
+  LOOP
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO pg_monitor', f);
+  END LOOP;
+END $$;

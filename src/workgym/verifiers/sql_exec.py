@@ -50,7 +50,21 @@ DUCKDB_CONFIG: dict[str, Any] = {
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
     "allow_unsigned_extensions": False,
+    # Bounds the engine enforces itself (issue 39): aggregates, joins, sorts and windows stop at
+    # the memory limit instead of growing to 80% of RAM, one thread per instance, no spilling.
+    # Scalar calls that build one huge value are not tracked by it: sql_value_size refuses them.
+    "memory_limit": "256MB",
+    "threads": 1,
+    "max_temp_directory_size": "0B",
 }
+DUCKDB_MEMORY_LIMIT_MB = 256
+# SQLite: the longest string or blob one connection may build (sqlite3 limit, per connection),
+# and the process-wide heap ceiling (PRAGMA hard_heap_limit only lowers it, never raises it).
+SQLITE_MAX_LENGTH = 64 * 2**20
+SQLITE_HARD_HEAP_LIMIT = 256 * 2**20
+# PostgreSQL: memory for each sort or hash before it spills to disk (the reader may set it).
+PG_WORK_MEM = "32MB"
+_MARK = "workgym-row-over-size-cap"
 _UTC = ("UTC", "Etc/UTC")
 # DuckDB result types whose values have a small fixed size: such a result runs once, with the
 # row cap as its LIMIT. Any other (text, blobs, lists) is first run with FIRST_LIMIT rows.
@@ -223,10 +237,15 @@ def _sqlite(
     except sqlite3.Error as err:
         return SqlResult(status="error", error=_one_line(err))
     deadline = time.monotonic() + timeout_s
+    # The watchdog: a step that never reaches the progress handler is interrupted anyway.
+    timer = threading.Timer(timeout_s, con.interrupt)
     try:
         con.execute("PRAGMA query_only = ON")
+        con.execute(f"PRAGMA hard_heap_limit = {SQLITE_HARD_HEAP_LIMIT}")
+        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_LENGTH)
         con.set_authorizer(_sqlite_authorizer)
         con.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        timer.start()
         cur = con.execute(sql)
         if cur.description is None:
             return SqlResult(status="forbidden", error="engine refused: not a SELECT")
@@ -239,6 +258,7 @@ def _sqlite(
             return _timeout(timeout_s, start)
         return SqlResult(status=_classify(err), error=_one_line(err), elapsed_s=_since(start))
     finally:
+        timer.cancel()
         con.close()
 
 
@@ -256,6 +276,7 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
     options = (
         f"-c default_transaction_read_only=on -c statement_timeout={ms} -c lock_timeout={ms}"
         f" -c idle_in_transaction_session_timeout={2 * ms + 1000} -c TimeZone=UTC"
+        f" -c work_mem={PG_WORK_MEM}"
     )
     try:
         con = psycopg.connect(
@@ -263,37 +284,34 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
         )
     except psycopg.Error as err:
         return SqlResult(status="error", error=_one_line(err))
+    # The watchdog: statement_timeout stops the server, the cancel also stops the transfer.
+    timer = threading.Timer(timeout_s, _cancel, args=(con,))
     try:
         con.execute("SET TRANSACTION READ ONLY")
         problems = checked_problems(dsn, con)
         if problems:
             return SqlResult(status="forbidden", error=refusal(problems))
-        cur = con.cursor()
-        # Streamed in single-row mode over the extended protocol: the server refuses more than
-        # one statement, and rows arrive one at a time instead of as one buffered result.
-        budget = ResultBudget(max_rows, max_bytes, time.monotonic() + timeout_s)
-        columns: list[str] | None = None
-        stream = cur.stream(sql)
-        try:
-            for row in stream:
-                if columns is None:
-                    columns = [d.name for d in cur.description or []]
-                if not budget.add(row):
-                    break
-        except psycopg.ProgrammingError as err:
-            if "didn't produce a result" in str(err):
-                return SqlResult(status="forbidden", error="engine refused: not a SELECT")
-            raise
-        finally:
-            stream.close()
-        if columns is None:  # no rows: the stream forgets the columns, so ask once more
-            cur.execute(sql, prepare=True)
-            if cur.description is None:
-                return SqlResult(status="forbidden", error="engine refused: not a SELECT")
-            columns = [d.name for d in cur.description]
+        timer.start()
+        deadline = time.monotonic() + timeout_s
+        budget = ResultBudget(max_rows, max_bytes, deadline)
+        names = _pg_describe(con, sql)
+        if not names:
+            return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+        columns = _pg_stream(con, _pg_capped(sql, names, max_bytes), budget)
+        if columns is None:
+            return SqlResult(status="forbidden", error="engine refused: not a SELECT")
         return _rows(columns, budget, timeout_s, start)
     except psycopg.errors.QueryCanceled:
         return _timeout(timeout_s, start)
+    except psycopg.errors.InvalidTextRepresentation as err:
+        if _MARK not in str(err):
+            return SqlResult(status="error", error=_one_line(err), elapsed_s=_since(start))
+        return SqlResult(
+            status="error",
+            error=f"a result row is larger than the {max_bytes // 1024} KiB size cap; select "
+            "fewer or narrower columns",
+            elapsed_s=_since(start),
+        )
     except psycopg.errors.ReadOnlySqlTransaction as err:
         return SqlResult(status="forbidden", error=_one_line(err), elapsed_s=_since(start))
     except psycopg.errors.InsufficientPrivilege as err:
@@ -301,8 +319,76 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
     except psycopg.Error as err:
         return SqlResult(status="error", error=_one_line(err), elapsed_s=_since(start))
     finally:
+        timer.cancel()
         with contextlib.suppress(Exception):
             con.close()  # never committed: anything the statement did is rolled back
+
+
+def _pg_stream(con: Any, sql: str, budget: ResultBudget) -> list[str] | None:
+    """Stream `sql`'s rows into `budget`; its column names, or None when it is not a query.
+
+    Single-row mode over the extended protocol: the server refuses more than one statement,
+    and rows arrive one at a time instead of as one buffered result."""
+    psycopg = _psycopg()
+    cur = con.cursor()
+    columns: list[str] | None = None
+    stream = cur.stream(sql)
+    try:
+        for row in stream:
+            if columns is None:
+                columns = [d.name for d in cur.description or []]
+            if not budget.add(row):
+                break
+    except psycopg.ProgrammingError as err:
+        if "didn't produce a result" in str(err):
+            return None
+        raise
+    finally:
+        stream.close()
+    if columns is None:  # no rows: the stream forgets the columns, so ask once more
+        cur.execute(sql, prepare=True)
+        if cur.description is None:
+            return None
+        columns = [d.name for d in cur.description]
+    return columns
+
+
+def _cancel(con: Any) -> None:
+    with contextlib.suppress(Exception):
+        con.cancel_safe(timeout=2.0)
+
+
+def _pg_describe(con: Any, sql: str) -> list[str]:
+    """The column names `sql` would return, asked of the server without running it (parse and
+    describe an unnamed statement); empty for a statement that returns no rows."""
+    psycopg = _psycopg()
+    pgconn = con.pgconn
+    described: Any = pgconn.prepare(b"", sql.encode())
+    if described.status != psycopg.pq.ExecStatus.FATAL_ERROR:
+        described = pgconn.describe_prepared(b"")
+    if described.status == psycopg.pq.ExecStatus.FATAL_ERROR:
+        raise psycopg.errors.error_from_result(described, encoding=con.info.encoding)
+    return [(described.fname(i) or b"").decode() for i in range(described.nfields)]
+
+
+def _pg_capped(sql: str, names: list[str], max_bytes: int) -> str:
+    """The statement wrapped so that the server refuses to send a row larger than the byte cap.
+
+    A 900 MB `string_agg` value used to arrive whole (libpq buffers a row before psycopg sees
+    it) and then be copied into Python: about 2 GB in the worker before any cap could apply.
+    The wrapper keeps the statement's column names (duplicates included) and order, and sums
+    the stored size of each value (no copy of the row); a row over the cap raises an error that
+    carries `_MARK` (a text cast that depends on the row, so the planner cannot fold it).
+    """
+    body = sql.rstrip().rstrip(";").rstrip()
+    inner = [f"wg_c{i}" for i in range(len(names))]
+    quoted = ['"' + n.replace('"', '""') + '"' for n in names]
+    outer = ", ".join(f"{c} AS {q}" for c, q in zip(inner, quoted, strict=True))
+    size = " + ".join(f"coalesce(pg_column_size({c}), 0)" for c in inner)
+    return (
+        f"SELECT {outer} FROM (\n{body}\n) AS wg_row({', '.join(inner)}) WHERE (CASE WHEN"
+        f" {size} > {int(max_bytes)} THEN ('{_MARK} ' || ({size})::text)::int END) IS NULL"
+    )
 
 
 # Engine messages that mean "the session refused to do this", as opposed to a wrong query.

@@ -14,7 +14,9 @@ from typing import Literal, cast
 import sqlglot
 from pydantic import BaseModel
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+
+from workgym.verifiers.sql_value_size import size_problem
 
 Engine = Literal["duckdb", "sqlite", "postgres"]
 DIALECTS: dict[str, str] = {"duckdb": "duckdb", "sqlite": "sqlite", "postgres": "postgres"}
@@ -92,6 +94,32 @@ _FORBIDDEN_FUNCTIONS = frozenset(
         "pg_sleep_for",
         "pg_stat_file",
         "txid_current",
+        # SQL given as a (serialized) string runs unseen by this guard.
+        "json_execute_serialized_sql",
+        # Catalogs that show file paths of the environment, settings or temp files.
+        "duckdb_databases",
+        "duckdb_settings",
+        "duckdb_extensions",
+        "duckdb_temporary_files",
+        "duckdb_logs",
+        # Other sessions' SQL text (concurrent gold queries) on PostgreSQL.
+        "pg_stat_get_activity",
+        "pg_stat_get_backend_activity",
+    }
+)
+# Catalog views named as tables that show paths or other sessions' SQL (see _FORBIDDEN_FUNCTIONS).
+_FORBIDDEN_TABLES = frozenset(
+    {
+        "duckdb_databases",
+        "duckdb_settings",
+        "duckdb_extensions",
+        "duckdb_temporary_files",
+        "duckdb_logs",
+        "pg_stat_activity",
+        "pg_stat_statements",
+        "pg_settings",
+        "pg_file_settings",
+        "pg_hba_file_rules",
     }
 )
 _FORBIDDEN_PREFIXES = (
@@ -120,6 +148,8 @@ _FORBIDDEN_PREFIXES = (
     "pg_switch",
     "pg_backup",
     "pg_import",
+    "pragma_",
+    "pg_stat_statements",
     # SQL given as a string runs unseen by this guard (query_to_xml('SELECT ...')).
     "query_to_xml",
     "cursor_to_xml",
@@ -132,6 +162,12 @@ _FORBIDDEN_PREFIXES = (
     "connectby",
     "xpath_table",
 )
+# Settings an agent may read with current_setting(): none shows a path (temp_directory does).
+_SETTINGS = frozenset(
+    {"timezone", "datestyle", "intervalstyle", "search_path", "server_version", "threads",
+     "memory_limit", "lock_configuration", "enable_external_access", "default_null_order",
+     "default_order", "max_temp_directory_size", "statement_timeout", "work_mem"}
+)  # fmt: skip
 _PATHLIKE = re.compile(r"[/\\:.~]")
 
 
@@ -187,6 +223,17 @@ def _forbidden_function(name: str) -> bool:
     return name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES)
 
 
+def _harmless_setting(node: exp.Expression) -> bool:
+    args = list(node.expressions) if isinstance(node, exp.Anonymous) else [node.this]
+    first = args[0] if args else None
+    return (
+        len(args) == 1
+        and isinstance(first, exp.Literal)
+        and first.is_string
+        and str(first.this).lower() in _SETTINGS
+    )
+
+
 def _check_node(node: exp.Expression) -> str | None:
     for cls, label in _WRITE_TYPES:
         if isinstance(node, cls):
@@ -198,10 +245,24 @@ def _check_node(node: exp.Expression) -> str | None:
         name = function_name(node)
         if _forbidden_function(name):
             return (
-                f"{ONLY}: {name}() is not allowed (it reads files or other databases, or changes "
-                "state); query the tables directly"
+                f"{ONLY}: {name}() is not allowed (it reads files, paths, settings or other "
+                "sessions, or changes state); query the tables directly"
             )
+        if name == "current_setting" and not _harmless_setting(node):
+            return (
+                f"{ONLY}: current_setting() may read only {', '.join(sorted(_SETTINGS))} "
+                "(other settings show paths); name one of them as a literal"
+            )
+        too_big = size_problem(node)
+        if too_big:
+            return too_big
     if isinstance(node, exp.Table):
+        table = str(node.name).lower()
+        if table in _FORBIDDEN_TABLES or table.startswith("pragma_"):
+            return (
+                f"{ONLY}: {node.name} is not allowed (it shows paths, settings or other "
+                "sessions' queries); query the warehouse's tables"
+            )
         for part in node.parts:
             if isinstance(part, exp.Identifier | exp.Literal) and _PATHLIKE.search(str(part.name)):
                 return (
@@ -249,6 +310,8 @@ def _check(sql: str, engine: Engine) -> GuardResult:
     try:
         parsed = sqlglot.parse(sql, read=DIALECTS[engine])
     except (ParseError, TokenError) as err:
+        return _parse_error(err, engine)
+    except (SqlglotError, ValueError) as err:  # the agent's text, whatever the parser says
         return _parse_error(err, engine)
     statements = [s for s in parsed if s is not None]
     if not statements:

@@ -9,6 +9,10 @@
 - Observed: the query must be one the agent actually ran in this episode (a successful run_sql
   call, compared after normalising the SQL text); anything else is `evidence_unobserved`, so a
   conclusion cannot cite queries it never looked at.
+- Bounded: each query gets the agent's own run_sql limit and all of them together share
+  `BUDGET_S` per verification (20 heavy queries once held one verification for 201 s); a query
+  past the budget is evidence that failed. Anything a cited text can provoke (SQL 300
+  parentheses deep, numbers too large to round) is the agent's failure, never an exception.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import decimal
 import json
 import math
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,13 +30,14 @@ from pydantic import BaseModel
 from sqlglot.errors import SqlglotError
 
 from workgym.envs.warehouse.investigate.answer import EvidenceQuery
-from workgym.verifiers.sql_exec import execute_sql
+from workgym.verifiers.sql_exec import SqlResult, execute_sql
 
 FLAG_UNOBSERVED = "evidence_unobserved"
 FLAG_FAILED = "evidence_failed"
 FLAG_MISMATCH = "evidence_mismatch"
 RUN_SQL = "run_sql"
-TIMEOUT_S = 10.0
+TIMEOUT_S = 5.0  # the agent's own run_sql limit: the query ran within it once already
+BUDGET_S = 20.0  # all evidence queries of one verification together
 MAX_ROWS = 200
 
 
@@ -58,8 +64,8 @@ def normalise_sql(sql: str) -> str:
         parsed = sqlglot.parse(text, read="duckdb")
         if len(parsed) == 1 and parsed[0] is not None:
             return parsed[0].sql(dialect="duckdb")
-    except (SqlglotError, ValueError):
-        pass
+    except (SqlglotError, ValueError, RecursionError):
+        pass  # too deep or not SQL: compared as whitespace-normalised text
     return " ".join(text.split())
 
 
@@ -90,7 +96,10 @@ def _number(cell: Any) -> float | None:
     if isinstance(cell, bool) or cell is None:
         return None
     if isinstance(cell, int | float | decimal.Decimal):
-        out = float(cell)
+        try:
+            out = float(cell)
+        except OverflowError:  # an integer beyond float range reproduces no claimed number
+            return None
         return out if math.isfinite(out) else None
     return None
 
@@ -106,21 +115,37 @@ def reproduces(value: float, rows: Sequence[Sequence[Any]]) -> bool:
             if abs(got - value) <= max(1e-9, 1e-6 * max(abs(got), abs(value))):
                 return True
             if places is not None and places <= 6:
-                rounded = decimal.Decimal(repr(got)).quantize(
-                    decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_UP
-                )
+                try:
+                    rounded = decimal.Decimal(repr(got)).quantize(
+                        decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_UP
+                    )
+                except decimal.InvalidOperation:  # too many digits to round: compared above
+                    continue
                 if float(rounded) == value:
                     return True
     return False
 
 
 def check_evidence(
-    queries: Sequence[EvidenceQuery], database: Path, observed: set[str]
+    queries: Sequence[EvidenceQuery],
+    database: Path,
+    observed: set[str],
+    budget_s: float = BUDGET_S,
 ) -> list[EvidenceCheck]:
+    """Re-run every cited query; once `budget_s` is spent, the rest are failed evidence."""
     out = []
+    deadline = time.monotonic() + budget_s
     for q in queries:
         seen = normalise_sql(q.sql) in observed
-        result = execute_sql(q.sql, database, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
+        left = deadline - time.monotonic()
+        if left <= 0.05:
+            result = SqlResult(
+                status="timeout",
+                error=f"the evidence budget ({budget_s:g} s for all cited queries) was spent "
+                "before this query; cite fewer or cheaper queries",
+            )
+        else:
+            result = execute_sql(q.sql, database, timeout_s=min(TIMEOUT_S, left), max_rows=MAX_ROWS)
         reproduced = None
         if result.ok and q.value is not None:
             reproduced = reproduces(q.value, result.rows)

@@ -1,0 +1,186 @@
+"""Refuse SQL that builds one huge value in a single engine call, before any engine runs it.
+
+Engines bound what they can interrupt: DuckDB's `memory_limit` stops `string_agg` over three
+million rows, PostgreSQL's `statement_timeout` and the watchdog stop a long scan. But one scalar
+call that builds one value (`repeat('x', 2000000000)` in DuckDB: 3.9 GB and 40 s; the scalar list
+`range(30000000)`: 2.3 GB and 38 s) is neither tracked by DuckDB's memory limit nor interruptible:
+the watchdog's `interrupt()` lands only after the call returns. So the size arguments of the
+functions that build a value from a number must be literal numbers, and the value they build at
+most `MAX_BUILT` characters (or list elements) when computed once, `MAX_BUILT_PER_ROW` when an
+argument changes per row. Analytics over a warehouse never needs more; the
+refusal says what to write instead.
+
+Known limit (docs/decisions/0065): a value can still grow by concatenating or replacing inside a
+value an aggregate built (`replace(string_agg(...), 'x', 'xxxx')`); DuckDB's memory limit stops
+the aggregate at its limit, and the amplification is by a literal factor of the query's own
+length.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+# A builder whose arguments are all constants is computed once per query (the engines fold
+# constant calls), so its one value may be large; one with a per-row argument (a column, a
+# subquery) builds a value for every row, up to 2,048 at once in DuckDB, so its cap is small.
+MAX_BUILT = 16 * 2**20
+MAX_BUILT_PER_ROW = 10_000
+_PRINTF = re.compile(r"%[-+ #0-9.*$]*[a-zA-Z]")
+_FMT = re.compile(r"\{[^{}]*\}")
+_DIGITS = re.compile(r"\d+")
+_NAMED = ("printf", "format", "list_resize", "array_resize", "randomblob", "zeroblob", "space",
+          "bar", "array_fill")  # fmt: skip
+
+
+def function_name(node: exp.Func) -> str:
+    """The SQL name of a function node, lower case."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return str(node.sql_name()).lower()
+
+
+def _number(node: exp.Expression | None) -> float | None:
+    """The value of a constant numeric expression (literals, signs, + - * /), else None."""
+    if node is None:
+        return None
+    if isinstance(node, exp.Paren):
+        return _number(node.this)
+    if isinstance(node, exp.Cast | exp.TryCast):
+        return _number(node.this)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return None
+        try:
+            return float(node.this)
+        except ValueError:
+            return None
+    if isinstance(node, exp.Neg):
+        inner = _number(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div):
+        left, right = _number(node.this), _number(node.expression)
+        if left is None or right is None:
+            return None
+        if isinstance(node, exp.Add):
+            return left + right
+        if isinstance(node, exp.Sub):
+            return left - right
+        if isinstance(node, exp.Mul):
+            return left * right
+        return None if right == 0 else left / right
+    return None
+
+
+def _text_length(node: exp.Expression | None) -> float | None:
+    """Length of a string argument when it is known before running: a literal or a builder."""
+    if isinstance(node, exp.Paren):
+        return _text_length(node.this)
+    if isinstance(node, exp.Literal) and node.is_string:
+        return float(len(node.this))
+    if isinstance(node, exp.Repeat | exp.Pad | exp.Format) or (
+        isinstance(node, exp.Anonymous) and str(node.name).lower() in _NAMED
+    ):
+        return built_size(node)
+    return None  # a column or an expression: its length is only known at run time
+
+
+def _args(node: exp.Expression) -> list[exp.Expression]:
+    return list(node.expressions) if isinstance(node, exp.Anonymous) else []
+
+
+def _format_width(fmt: exp.Expression | None) -> float | None:
+    """The widest field a printf/format string asks for; None when the string is not literal
+    or takes its width from an argument (`%*d`, `{:>{}}`)."""
+    if not isinstance(fmt, exp.Literal) or not fmt.is_string:
+        return None
+    text = str(fmt.this)
+    specs = _PRINTF.findall(text) + _FMT.findall(text)
+    if any("*" in s or s.count("{") > 1 for s in specs) or "{{:" in text:
+        return None
+    widths = [float(d) for s in specs for d in _DIGITS.findall(s)]
+    return max(widths, default=0.0) + len(text)
+
+
+def built_size(node: exp.Expression) -> float | None:
+    """How large a value `node` builds from its size arguments (characters or elements); 0 for
+    nodes that are not value builders, None when the size is not known before running."""
+    name = ""
+    if isinstance(node, exp.Anonymous):
+        name = str(node.name).lower()
+    if isinstance(node, exp.Repeat):
+        times, base = _number(node.args.get("times")), _text_length(node.this)
+        return None if times is None or base is None else max(times, 0) * base
+    if isinstance(node, exp.Pad):
+        return _number(node.expression)
+    if isinstance(node, exp.GenerateSeries):
+        start = _number(node.args.get("start"))
+        end = _number(node.args.get("end"))
+        step = _number(node.args.get("step")) if node.args.get("step") is not None else 1.0
+        if start is None or end is None or not step:
+            return None
+        return max(0.0, (end - start) / step + 1)
+    if isinstance(node, exp.Format) or name in ("printf", "format"):
+        fmt = node.this if isinstance(node, exp.Format) else next(iter(_args(node)), None)
+        return _format_width(fmt)
+    if name in ("list_resize", "array_resize", "randomblob", "zeroblob", "space"):
+        args = _args(node)
+        size_arg = args[1] if name.endswith("resize") and len(args) > 1 else next(iter(args), None)
+        return _number(size_arg)
+    if name == "bar":
+        args = _args(node)
+        return _number(args[3]) if len(args) > 3 else 80.0
+    if name == "array_fill":
+        args = _args(node)
+        dims = args[1] if len(args) > 1 else None
+        if not isinstance(dims, exp.Array):
+            return None
+        total = 1.0
+        for d in dims.expressions:
+            n = _number(d)
+            if n is None:
+                return None
+            total *= max(n, 0)
+        return total
+    return 0.0
+
+
+def _streams(node: exp.Expression) -> bool:
+    """A series in FROM (a table function) or PostgreSQL's set-returning form streams its rows;
+    only DuckDB's scalar list form builds them all at once."""
+    if isinstance(node, exp.ExplodingGenerateSeries):
+        return True
+    return isinstance(node, exp.GenerateSeries) and isinstance(node.parent, exp.Table)
+
+
+def _constant(node: exp.Expression) -> bool:
+    """Whether every argument is the same for every row (no column, subquery or aggregate)."""
+    return next(node.find_all(exp.Column, exp.Select, exp.AggFunc, exp.Window), None) is None
+
+
+def size_problem(node: exp.Expression) -> str | None:
+    """A one-line refusal when `node` builds a value too large, or of a size only known at run
+    time; None otherwise."""
+    if _streams(node):
+        return None
+    size = built_size(node)
+    cap = MAX_BUILT if _constant(node) else MAX_BUILT_PER_ROW
+    if size is not None and size <= cap:
+        return None
+    name = function_name(node) if isinstance(node, exp.Func) else type(node).__name__.lower()
+    if isinstance(node, exp.GenerateSeries):
+        name = "range/generate_series"
+    if isinstance(node, exp.Pad):
+        name = "lpad" if node.args.get("is_left") else "rpad"
+    if size is None:
+        return (
+            f"{name}() builds a value whose size is only known at run time; give it literal "
+            f"sizes (at most {MAX_BUILT:,} characters or elements)"
+            + ("; or use it in FROM as a table" if isinstance(node, exp.GenerateSeries) else "")
+        )
+    return (
+        f"{name}() would build a value of about {size:,.0f} characters or elements; the limit "
+        f"is {cap:,}{'' if cap == MAX_BUILT else ' when it is built per row'}: aggregate or "
+        "filter instead of building huge values"
+    )
