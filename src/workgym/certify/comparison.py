@@ -209,13 +209,11 @@ def gain(
     """
     cand, base, fams = _arrays(items)
     n_fam = len(set(fams))
-    reason = ""
+    default, reason = default_estimand(n_fam, alpha)
     if estimand is None:
-        estimand, reason = default_estimand(n_fam, alpha)
-    else:
-        reason = "declared before the look" + (
-            "" if n_fam >= 2 else " (one family: only items can be claimed)"
-        )
+        estimand = default
+    elif estimand != default:
+        reason = f"declared before the look (the default would be {default})"
     binary = epochs == 1 and _binary(items)
     bound = proportions.paired_bound(cand, base, alpha)
     d = cand - base

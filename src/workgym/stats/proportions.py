@@ -208,3 +208,34 @@ def items_to_show(margin: float, alpha: float = 0.05) -> int:
     """Fewest items whose all-tie bound is above ``-margin``: ``n > z^2 (1 - m) / m``."""
     z = _z(1.0 - alpha)
     return math.floor(z * z * (1.0 - margin) / margin) + 1
+
+
+def reward_interval(task_means: npt.ArrayLike, confidence: float = 0.95) -> MeanEstimate:
+    """A run's mean reward with the interval its scale calls for; ``method`` says which.
+
+    Every task mean 0 or 1 (binary rewards, one epoch): Wilson's interval (``wilson``). Otherwise
+    (partial credit, or K epochs averaged): the Student-t interval over task means
+    (``t_over_task_means``), clipped to [0, 1]; with one task, or no spread, it is the point.
+    Neither is clustered: the task is the unit.
+    """
+    means = np.asarray(task_means, float)
+    n = int(means.size)
+    if n == 0:
+        raise ValueError("no task means")
+    if is_binary(means):
+        return wilson(int(means.sum()), n, confidence)
+    from workgym.stats.tests import mean_ci
+
+    if n < 2 or float(np.ptp(means)) == 0.0:
+        m = float(means.mean())
+        return MeanEstimate(m, 0.0, m, m, confidence, n, "t_over_task_means")
+    est = mean_ci(means, confidence)
+    return MeanEstimate(
+        est.mean,
+        est.se,
+        max(0.0, est.lower),
+        min(1.0, est.upper),
+        confidence,
+        n,
+        "t_over_task_means",
+    )
