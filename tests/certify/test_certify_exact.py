@@ -163,6 +163,8 @@ def test_plan_matches_an_independent_simulation(design: sim.Design) -> None:
     to within 0.02."""
     mde = sim.detectable_gain(design, 0.8, 400, seed=0)
     assert mde is not None
-    assert sim.power(design, mde - 0.02, 1000, seed=11) < 0.8 < sim.power(
-        design, mde + 0.02, 1000, seed=11
+    assert (
+        sim.power(design, mde - 0.02, 1000, seed=11)
+        < 0.8
+        < sim.power(design, mde + 0.02, 1000, seed=11)
     )

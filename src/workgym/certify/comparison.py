@@ -242,9 +242,7 @@ def gain(
         )
         item_smallest = 0.5 ** len(items) if exact else 1.0 / (n_resamples + 1)
     tests = [item_test]
-    fam_res = (
-        families_stats.family_test(d, fams, alpha, n_resamples, seed) if n_fam >= 2 else None
-    )
+    fam_res = families_stats.family_test(d, fams, alpha, n_resamples, seed) if n_fam >= 2 else None
     if fam_res is not None:
         tests.append(
             TestResult(
@@ -351,3 +349,25 @@ def non_inferiority(
         status=status,
         reason=reason,
     )
+
+
+def gain_of(
+    candidate: Sequence[float],
+    baseline: Sequence[float],
+    families_of: Sequence[str],
+    epochs: int,
+    alpha: float = 0.05,
+    seed: int = 0,
+    estimand: Estimand | None = None,
+) -> GainResult:
+    """:func:`gain` on per-task mean scores paired by position (bench scripts, the demo): the
+    same tests and intervals the certificate uses, without run directories."""
+
+    def arm(score: float) -> ArmItem:
+        return ArmItem(rewards=[score], successes=[score == 1.0], tokens=[0], failures=["ok"])
+
+    items = [
+        ItemScore(id=str(i), family=f, baseline=arm(b), candidate=arm(c), d=c - b)
+        for i, (c, b, f) in enumerate(zip(candidate, baseline, families_of, strict=True))
+    ]
+    return gain(items, alpha, epochs, 20_000, seed, estimand)

@@ -61,9 +61,7 @@ class Plan:
         return not self.suites or any(s.tie_lower > -s.margin for s in self.suites)
 
 
-def resolve_estimand(
-    choice: str, n_families: int, alpha: float
-) -> tuple[sim.Estimand, str]:
+def resolve_estimand(choice: str, n_families: int, alpha: float) -> tuple[sim.Estimand, str]:
     """The declared estimand, or a ConfigError when the split cannot support it."""
     if choice == "auto":
         return sim.default_estimand(n_families, alpha)
@@ -127,9 +125,7 @@ def make_plan(
     """Simulate the design (rates given) or give its rate-free bounds only (rates None)."""
     g = len(family_sizes)
     smallest = smallest_p(g) if estimand == "families" else 0.5 ** sum(family_sizes)
-    design = (
-        sim.Design(tuple(family_sizes), epochs, rates, estimand, alpha) if rates else None
-    )
+    design = sim.Design(tuple(family_sizes), epochs, rates, estimand, alpha) if rates else None
     mde = sim.detectable_gain(design, power, sims, seed) if design else None
     need = sim.needed(design, target, power, sims, seed) if design and target else None
     suite_plans = []

@@ -29,7 +29,13 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _st
 
-from workgym.stats.results import FloatArray, MeanEstimate, as_pairs, check_confidence
+from workgym.stats.results import (
+    FloatArray,
+    MeanEstimate,
+    NonInferiority,
+    as_pairs,
+    check_confidence,
+)
 
 _BISECT_STEPS = 60
 
@@ -239,3 +245,16 @@ def reward_interval(task_means: npt.ArrayLike, confidence: float = 0.95) -> Mean
         n,
         "t_over_task_means",
     )
+
+
+def non_inferior(
+    candidate: npt.ArrayLike, baseline: npt.ArrayLike, margin: float, alpha: float = 0.05
+) -> NonInferiority:
+    """Non-inferiority within ``margin`` on rewards in [0, 1]: passed iff the score bound of
+    :func:`paired_bound` is above ``-margin`` (the certificate's suites, the playbook's "matched
+    at X% of the tokens", the comparisons). Identical arms do not pass for free: with n tied
+    pairs the bound is ``-z^2 / (n + z^2)``."""
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin}")
+    b = paired_bound(candidate, baseline, alpha)
+    return NonInferiority(b.diff, b.lower, float(margin), alpha, b.lower > -margin, b.method, b.n)

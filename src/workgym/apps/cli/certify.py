@@ -135,9 +135,7 @@ def certify(
     target: Annotated[
         float | None, typer.Option(help="--plan: size the design for this gain")
     ] = None,
-    plan_sims: Annotated[
-        int, typer.Option(min=100, help="--plan: simulated certificates")
-    ] = 400,
+    plan_sims: Annotated[int, typer.Option(min=100, help="--plan: simulated certificates")] = 400,
     temperature: float = 0.0,
     max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
     progress: bool = True,
