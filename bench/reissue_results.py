@@ -12,12 +12,15 @@ here. Nothing is written unless --write.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
 from workgym.certify import comparison
-from workgym.certify.certificate import _non_regression
+from workgym.certify.certificate import _conditions, _non_regression, _warnings
+from workgym.certify.report_html import render
 from workgym.certify.schema import Certificate
+from workgym.stats.proportions import clopper_pearson
 
 ROOT = Path(__file__).resolve().parents[1] / "docs" / "results"
 
@@ -35,8 +38,8 @@ def reissue(path: Path, write: bool) -> list[str]:
         f"{_n(old_gain.lower)}, p {_n(old_gain.p_value)}, significant {old_gain.significant}, "
         f"MDE {_n(old_gain.mde)}",
         f"  gain   new {g.estimand}/{g.method}: {g.diff:+.3f}, lower {_n(g.lower)}, "
-        f"95% [{_n(g.ci95[0])}, {_n(g.ci95[1])}], p {_n(g.p_value)}, smallest p "
-        f"{_n(g.smallest_p)}, significant {g.significant}, MDE {_n(g.mde)}",
+        f"95% [{_n(g.ci95[0])}, {_n(g.ci95[1])}], p {g.p_value:.3g}, smallest p "
+        f"{g.smallest_p:.3g}, significant {g.significant}, MDE {_n(g.mde)}",
         f"  task non-inferiority old lower {_n(old_ni.lower)} passed {old_ni.passed}; new "
         f"{ni.method} lower {_n(ni.lower)} -> {ni.status}",
     ]
@@ -52,9 +55,48 @@ def reissue(path: Path, write: bool) -> list[str]:
         suites.append(s.model_copy(update={"non_inferiority": new}))
     ok, detail = _non_regression(suites, f.alpha)
     out.append(f"  non_regression new: {'pass' if ok else 'FAIL'} — {detail}")
+    cert.task.gain, cert.task.non_inferiority, cert.suites = g, ni, suites
+    cert.task.matched = None if not ni.passed else cert.task.matched
+    cert.conditions = _conditions(f, cert.task, suites)
+    cert.failed = [c.name for c in cert.conditions if not c.passed]
+    cert.verdict = "FAIL" if cert.failed else "PASS"
+    cert.warnings = _warnings(f, cert.task, suites)
+    out.append(f"  verdict {cert.verdict}; failed: {', '.join(cert.failed) or 'none'}")
     if write:
-        cert.task.gain, cert.task.non_inferiority, cert.suites = g, ni, suites
         path.write_text(cert.to_json(), encoding="utf-8")
+        if path.name == "certificate.json":
+            (path.parent / "certificate.html").write_text(render(cert), encoding="utf-8")
+    return out
+
+
+def compare_file(path: Path) -> list[str]:
+    """A compare.json has per-run rewards, not per-item outcomes: the run intervals are
+    re-issued from the counts (K = 1, binary), the paired intervals are withdrawn."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = [
+        f"{path.relative_to(ROOT.parent.parent)}: {data['items']} items, "
+        f"{data['families']} families"
+    ]
+    for run in data["runs"]:
+        n = int(data["items"])
+        k = round(run["reward"] * n)
+        if run["episodes"] == n and abs(k / n - run["reward"]) < 1e-9:
+            cp = clopper_pearson(k, n)
+            old = run["reward_ci"]
+            out.append(
+                f"  run {run['label']}: {k}/{n}; old t interval [{old[0]:+.3f}, {old[1]:+.3f}] "
+                f"-> exact [{cp.lower:.3f}, {cp.upper:.3f}]"
+            )
+    for kind in ("matched_cost", "matched_reward", "pairwise"):
+        for row in data.get(kind) or []:
+            diff = row.get("diff") or row.get("reward")
+            if diff and diff.get("method") == "paired_t_clustered":
+                out.append(
+                    f"  {kind} {row.get('target')} vs {row.get('reference')}: "
+                    f"{diff['diff']:+.3f} [{diff['lower']:+.3f}, {diff['upper']:+.3f}] "
+                    f"(clustered t, {diff['n_clusters']} families) -> withdrawn: not recomputable "
+                    "without per-item outcomes"
+                )
     return out
 
 
@@ -69,6 +111,8 @@ def main() -> None:
     start = time.perf_counter()
     for path in sorted(ROOT.glob("*/certificate*.json")):
         print("\n".join(reissue(path, args.write)))
+    for path in sorted(ROOT.glob("*/compare.json")):
+        print("\n".join(compare_file(path)))
     lacking = sorted(
         str(p.relative_to(ROOT.parent.parent))
         for p in ROOT.glob("*/*.json")

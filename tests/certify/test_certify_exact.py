@@ -32,7 +32,7 @@ def test_wilson_and_clopper_pearson_match_statsmodels(k: int, n: int) -> None:
 
 def test_two_of_32_is_no_longer_below_zero() -> None:
     est = proportions.reward_interval([1.0] * 2 + [0.0] * 30)
-    assert est.method == "wilson" and est.lower > 0 and est.upper < 0.21
+    assert est.method == "clopper_pearson" and est.lower > 0 and est.upper < 0.21
 
 
 def test_one_sided_exact_bound_of_zero_in_32() -> None:

@@ -3,7 +3,8 @@
 Errored episodes count as failures (reward 0) in the mean, and are reported separately: a run
 that errs a lot must look worse, not smaller. The confidence interval treats the task as the unit
 (epochs of one task are averaged first), because epochs of one task are not independent;
-the interval respects the scale: Wilson's interval when every reward is 0 or 1 with one epoch,
+the interval respects the scale: the exact Clopper-Pearson interval when every reward is 0 or 1
+with one epoch,
 a t interval over task means otherwise (workgym.stats.proportions.reward_interval), and
 `ci_method` says which. Neither is clustered.
 """
@@ -33,7 +34,7 @@ class Summary(BaseModel):
     mean_reward: float = 0.0
     se: float = 0.0
     ci95: tuple[float, float] = (0.0, 0.0)
-    ci_method: str = ""  # wilson (binary rewards, one epoch) or t_over_task_means
+    ci_method: str = ""  # clopper_pearson (binary rewards, one epoch) or t_over_task_means
     success_rate: float = 0.0
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
@@ -50,7 +51,10 @@ class Summary(BaseModel):
         t = Table(title=f"{self.env_id} · {self.model} · {self.split}", show_header=False)
         lo, hi = self.ci95
         t.add_row("episodes", f"{self.n_episodes} ({self.n_tasks} tasks x {self.epochs} epochs)")
-        label = {"wilson": "Wilson", "t_over_task_means": "t over tasks"}.get(self.ci_method, "")
+        label = {
+            "clopper_pearson": "exact (Clopper-Pearson)",
+            "t_over_task_means": "t over tasks",
+        }.get(self.ci_method, "")
         t.add_row(
             "mean reward", f"{self.mean_reward:.3f}  95% CI [{lo:.3f}, {hi:.3f}] {label}".rstrip()
         )

@@ -57,7 +57,7 @@ def _patterns(g: int) -> FloatArray:
 def _signs(g: int, n_resamples: int, rng: np.random.Generator) -> tuple[FloatArray, bool]:
     if g <= MAX_EXACT:
         return _patterns(g), True
-    return rng.integers(0, 2, size=(n_resamples, g)) * 2.0 - 1.0, False
+    return np.asarray(rng.integers(0, 2, size=(n_resamples, g)) * 2.0 - 1.0, float), False
 
 
 def sign_flip_p(
