@@ -255,6 +255,7 @@ def gain(
                 + ("" if fam_res.passable else f" > alpha {alpha:g}: this gate cannot pass"),
             )
         )
+    p: float | None
     if estimand == "families":
         if fam_res is None:
             raise ConfigError(

@@ -247,8 +247,9 @@ def plan(req: Request) -> plan_mod.Plan:
     env = load(req.env)
     items = _items(env, req.limit)
     suite_items = {s: _items(_load_suite(s), req.suite_limit) for s in req.suites}
+    rates: tuple[float, ...]
     if req.dev_runs:
-        rates: tuple[float, ...] | None = plan_mod.dev_rates(req.dev_runs, env.content_hash())
+        rates = plan_mod.dev_rates(req.dev_runs, env.content_hash())
         source = f"{len(rates)} dev items of {len(req.dev_runs)} baseline run(s)"
     elif req.baseline_rate is not None:
         if not 0.0 <= req.baseline_rate < 1.0:
