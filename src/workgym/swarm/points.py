@@ -89,7 +89,7 @@ def _read(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
 
 
 def _ci(values: npt.NDArray[np.float64]) -> tuple[float, float]:
-    """A run's interval: Clopper-Pearson for 0/1 rewards, t over task means otherwise (never clustered)."""
+    """A run's interval: Clopper-Pearson for 0/1 rewards, else t over task means (unclustered)."""
     if values.size and float(values.min()) >= 0.0 and float(values.max()) <= 1.0:
         est = reward_interval(values)
     else:
