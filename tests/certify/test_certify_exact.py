@@ -168,3 +168,14 @@ def test_plan_matches_an_independent_simulation(design: sim.Design) -> None:
         < 0.8
         < sim.power(design, mde + 0.02, 1000, seed=11)
     )
+
+
+def test_vectorised_sign_flip_agrees_with_the_scalar_test() -> None:
+    from workgym.stats.bootstrap import sign_flip_test
+
+    rng = np.random.default_rng(1)
+    for n in (12, 40):
+        d = rng.normal(0.05, 0.3, n)
+        p, exact = families.sign_flip_p(d, 5000, 0)
+        ref = sign_flip_test(d, np.zeros(n), "greater", 5000, 0)
+        assert exact == ref.exact and float(p[0]) == pytest.approx(ref.p_value)

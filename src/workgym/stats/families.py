@@ -65,20 +65,28 @@ def sign_flip_p(
 ) -> tuple[FloatArray, bool]:
     """One-sided (candidate better) p of the sign-flip test, for each row of ``means``.
 
-    Exact: ``#{s: s.m >= sum m} / 2^G``; Monte Carlo: ``(1 + #) / (B + 1)``.
+    Exact: ``#{s: s.m >= sum m} / 2^G``; Monte Carlo: ``(1 + #) / (B + 1)``, the random sign
+    patterns drawn in chunks so memory stays bounded whatever B and G.
     """
     m = np.atleast_2d(np.asarray(means, float))
+    rows, g = m.shape
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    signs, exact = _signs(m.shape[1], n_resamples, rng)
+    exact = g <= MAX_EXACT
+    total = 2**g if exact else int(n_resamples)
     obs = m.sum(axis=1)
     tol = 1e-9 * np.maximum(1.0, np.abs(m).sum(axis=1))
-    count = np.zeros(m.shape[0])
-    step = max(1, 4_000_000 // max(1, m.shape[0]))
-    for start in range(0, signs.shape[0], step):
-        null = signs[start : start + step] @ m.T
-        count += (null >= obs - tol).sum(axis=0)
-    p = count / signs.shape[0] if exact else (count + 1.0) / (signs.shape[0] + 1.0)
-    return p, exact
+    count = np.zeros(rows)
+    step = max(1, 4_000_000 // max(g, rows))
+    for start in range(0, total, step):
+        stop = min(total, start + step)
+        if exact:
+            idx = np.arange(start, stop)[:, None]
+            signs = 1.0 - 2.0 * ((idx >> np.arange(g)[None, :]) & 1)
+        else:
+            signs = rng.integers(0, 2, size=(stop - start, g)) * 2.0 - 1.0
+        count += (signs @ m.T >= obs - tol).sum(axis=0)
+    p = count / total if exact else (count + 1.0) / (total + 1.0)
+    return np.asarray(p, float), exact
 
 
 def _subset_means(means: FloatArray, signs: FloatArray) -> FloatArray:
@@ -99,7 +107,7 @@ def sign_flip_bounds(
     inversion of the sign-flip test; ``-inf``/``inf`` when ``alpha 2^G < 1``."""
     m = np.asarray(means, float)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    signs, _ = _signs(m.size, n_resamples, rng)
+    signs, _ = _signs(m.size, min(int(n_resamples), 20_000), rng)
     subs = np.sort(_subset_means(m, signs))
     j = math.floor(alpha * (subs.size + 1) + 1e-9)
     if j < 1:
