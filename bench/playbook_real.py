@@ -30,18 +30,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import re
 import sys
 from collections import defaultdict
 from pathlib import Path
-from statistics import fmean, stdev
+from statistics import fmean
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 import workgym.envs.toy_rules.env  # noqa: F401  (registers workgym/toy-rules)
+from workgym.certify.comparison import gain_of
 from workgym.core.environment import Environment
 from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
@@ -49,7 +49,6 @@ from workgym.models import get_model
 from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
-from workgym.stats.tests import minimum_detectable_effect, paired_t_test
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
 from workgym.train.playbook.report import token_efficiency
 from workgym.train.playbook.scoring import Baseline
@@ -183,11 +182,9 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     if cand["tasks"] != base["tasks"] or len(cand["tasks"]) < 2:
         raise SystemExit("the arms did not finish the same test tasks (need 2+); re-run to resume")
     clustered = len(set(cand["families"])) >= 2
-    gain = paired_t_test(
-        cand["scores"], base["scores"], "greater", clusters=cand["families"] if clustered else None
-    )
+    # the certificate's own gain test: declared estimand, exact tests, score interval
+    gain = gain_of(cand["scores"], base["scores"], cand["families"], args.epochs)
     diffs = [c - b for c, b in zip(cand["scores"], base["scores"], strict=True)]
-    mde = minimum_detectable_effect(stdev(diffs), len(diffs))
     eff = token_efficiency(
         candidate=trained,
         baseline=best_dev,
@@ -205,17 +202,19 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         table.add_row(name, f"{fmean(s['scores']):.3f}", f"{s['tokens_per_task']:.0f}")
     console.rule("3. statistics")
     console.print(table)
-    lo = "-inf" if math.isinf(gain.lower) else f"{gain.lower:+.3f}"
+    lo = "-inf" if gain.lower is None else f"{gain.lower:+.3f}"
+    mde = "none reachable" if gain.mde is None else f"{gain.mde:.3f}"
     if not any(diffs):  # the t statistic is 0/0; say what happened instead of printing p=nan
         said = (
             f"gain over {best_dev} (best untrained on dev): none; the two arms scored the same "
-            f"on every one of the {gain.n} test tasks, so there is no difference to test"
+            f"on every one of the {gain.n_items} test tasks, so there is no difference to test"
         )
     else:
         said = (
             f"gain over {best_dev} (best untrained on dev): {gain.diff:+.3f}, one-sided 95% CI "
-            f"[{lo}, +inf), p={gain.p_value:.4f}, n={gain.n} tasks ({gain.method}); minimum "
-            f"detectable effect {mde:.3f}" + ("  [underpowered]" if mde > abs(gain.diff) else "")
+            f"[{lo}, +inf), p={gain.p_value or 1.0:.4f}, n={gain.n_items} tasks ({gain.estimand}, "
+            f"{gain.method}); minimum detectable effect {mde}"
+            + ("  [underpowered]" if gain.underpowered else "")
         )
     console.print(said, highlight=False)
     console.print(f"token-matched: {eff.statement}", highlight=False)
@@ -237,9 +236,10 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             "diff": gain.diff,
             "lower": gain.lower,
             "p_value": gain.p_value,
-            "n": gain.n,
+            "n": gain.n_items,
             "method": gain.method,
-            "mde": mde,
+            "estimand": gain.estimand,
+            "mde": gain.mde,
         },
         "token_efficiency": eff.model_dump(mode="json"),
     }

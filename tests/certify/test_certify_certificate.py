@@ -65,8 +65,11 @@ def test_pass_when_better_and_non_inferior(tmp_path: Path, job_check: Path) -> N
     g = cert.task.gain
     assert g.baseline_mean == pytest.approx(sum(i.baseline.mean for i in cert.task.items) / 60)
     assert g.diff > 0.3 and g.lower is not None and g.lower > 0 and g.significant
-    assert g.n_items == 60 and g.n_clusters == 12 and g.method == "paired_t_clustered"
-    assert {t.name for t in g.tests} == {"paired_t_clustered", "mcnemar_exact"}  # K=1, binary
+    # 12 test families: 2^-12 <= alpha, so the default estimand is families (decision 0070)
+    assert g.n_items == 60 and g.n_clusters == 12 and g.method == "sign_flip_families"
+    assert g.estimand == "families" and g.smallest_p == 2.0**-12 and g.passable
+    assert {t.name for t in g.tests} == {"sign_flip_families", "mcnemar_exact"}  # K=1, binary
+    assert [t.name for t in g.tests if t.gate] == ["sign_flip_families"]
     # the stronger policy solves a superset: McNemar sees no baseline-only wins
     assert next(t for t in g.tests if t.name == "mcnemar_exact").detail.startswith("0 items")
     assert [s.env.id for s in cert.suites] == [SUITE_A, SUITE_B]
@@ -99,7 +102,7 @@ def test_fail_when_a_suite_regressed(tmp_path: Path, job_check: Path) -> None:
     assert cert.verdict == "FAIL" and cert.failed == ["non_regression"]
     assert cert.task.gain.significant
     detail = next(c.detail for c in cert.conditions if c.name == "non_regression")
-    assert f"suite {SUITE_B} regressed" in detail and SUITE_A not in detail
+    assert f"suite {SUITE_B} not shown non-inferior:" in detail and SUITE_A not in detail
     html = (tmp_path / "cert" / "certificate.html").read_text()
     assert "non-regression" in html and ">FAIL<" in html
 
@@ -215,11 +218,17 @@ def test_a_built_in_suite_runs_through_the_workflow(tmp_path: Path, job_check: P
         progress=False,
     )
     cert = asyncio.run(certify_async(req))[0]
-    assert cert.failed == ["gain"]  # the oracle cannot beat the oracle
     (suite,) = cert.suites
     ni = suite.non_inferiority
+    # the oracle cannot beat the oracle; a suite both arms saturate cannot show non-regression
+    saturated = all(i.baseline.mean == 1.0 for i in suite.items)
+    assert cert.failed == (["gain", "non_regression"] if saturated else ["gain"])
+    assert ni.status == ("cannot show" if saturated else "shown")
     assert suite.env.id == "suites/ifeval" and ni.n_items == 156 and ni.n_clusters == 26
-    assert ni.baseline_mean == ni.candidate_mean and ni.passed and ni.lower == 0.0
+    # identical arms: every pair ties, and the bound is Tango's -z^2/(n+z^2), not the difference 0
+    assert ni.baseline_mean == ni.candidate_mean and ni.lower is not None
+    assert ni.lower == pytest.approx(-(1.6448536269514722**2) / (156 + 1.6448536269514722**2))
+    assert ni.method == "tango_score" and ni.status in ("shown", "cannot show")
     # the oracle solves every item; what does not count is a success the audit flagged
     # (GUARDS.md: not a success until reviewed), and the certificate says how many
     unsolved = [i for i in suite.items if i.baseline.mean < 1.0]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from workgym.stats.tests import non_inferiority
+from workgym.stats.proportions import non_inferior, tie_bound
 from workgym.train.playbook.report import (
     amortised_ratio,
     break_even,
@@ -24,8 +24,9 @@ def test_break_even_and_amortised_cost() -> None:
 
 
 def test_matched_statement_is_a_non_inferiority_test() -> None:
-    cand = [0.9, 0.8, 1.0, 0.7, 0.95, 0.85, 0.9, 0.8]
-    base = [0.88, 0.79, 0.97, 0.71, 0.93, 0.84, 0.9, 0.78]
+    # 64 tasks, the candidate within a hair of the baseline on each: the score bound shows it
+    cand = [0.9, 0.8, 1.0, 0.7, 0.95, 0.85, 0.9, 0.8] * 8
+    base = [0.88, 0.79, 0.97, 0.71, 0.93, 0.84, 0.9, 0.78] * 8
     eff = token_efficiency(
         candidate="trained",
         baseline="untrained",
@@ -36,11 +37,30 @@ def test_matched_statement_is_a_non_inferiority_test() -> None:
         training_tokens=8_000,
         margin=0.05,
     )
-    ni = non_inferiority(cand, base, 0.05)
+    ni = non_inferior(cand, base, 0.05)
     assert eff.non_inferior == ni.passed and eff.lower == ni.lower and eff.diff == ni.diff
+    assert ni.passed and ni.method == "bounded_score"
     assert eff.ratio == pytest.approx(0.6) and eff.break_even_tasks == 200
     assert eff.statement.startswith("trained matches untrained at 60% of its tokens per task")
     assert "breaks even after 200 tasks" in eff.statement and "at 1,000 tasks: 68%" in eff.statement
+
+
+def test_identical_arms_on_few_tasks_do_not_match() -> None:
+    """Issue 33: an empty playbook tying the baseline on 8 tasks showed "matches ... lower bound
+    +0.000"; with 8 tied pairs the bound is -z^2/(8 + z^2) = -0.25, so nothing is matched."""
+    same = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    eff = token_efficiency(
+        candidate="empty playbook",
+        baseline="untrained",
+        candidate_scores=same,
+        baseline_scores=same,
+        candidate_tpt=100,
+        baseline_tpt=100,
+        training_tokens=0,
+        margin=0.05,
+    )
+    assert not eff.non_inferior and eff.lower == pytest.approx(tie_bound(8))
+    assert "does NOT match" in eff.statement
 
 
 def test_no_match_is_said_plainly() -> None:
@@ -59,7 +79,7 @@ def test_no_match_is_said_plainly() -> None:
     assert "held-out" in eff.statement
 
 
-def test_clusters_are_used_when_there_are_several() -> None:
+def test_tasks_are_the_unit_whatever_the_families() -> None:
     kw = dict(
         candidate="c",
         baseline="b",
@@ -78,7 +98,8 @@ def test_clusters_are_used_when_there_are_several() -> None:
     one = token_efficiency(
         candidate_scores=scores[0], baseline_scores=scores[1], clusters=["a"] * 6, **kw
     )  # type: ignore[arg-type]
-    assert clustered.method == "paired_t_clustered" and one.method == "paired_t"
+    # the clustered t with few families was degenerate (decision 0070): both use Tango's bound
+    assert clustered.method == one.method == "tango_score" and clustered.lower == one.lower
 
 
 def test_learning_curve_plot_is_written(tmp_path: Path) -> None:

@@ -141,7 +141,10 @@ async def demo(root: Path) -> int:
     gain = cert.task.gain
     for label, name, summary in (("baseline", model, b), ("trained ", candidate, c)):
         lo, hi = summary.ci95
-        console.print(f"{label}  {name}: {summary.mean_reward:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
+        console.print(
+            f"{label}  {name}: {summary.mean_reward:.3f}  95% CI [{lo:.3f}, {hi:.3f}] "
+            f"({summary.ci_method})"
+        )
     console.print(
         f"verdict   {cert.verdict} (failed: {', '.join(cert.failed) or 'none'}; "
         f"underpowered: {gain.underpowered}); certificate: {json_path}"

@@ -43,12 +43,17 @@ RULES = [
     "failures: errors, limit hits, verifier errors and flagged successes count 0 in both arms; "
     "a flagged success counts once a person accepted every flag it carries (RUN/reviews.jsonl, "
     "whose digest is recorded per run)",
-    "gain: one-sided paired t, cluster-robust (CR1) SE with t(G-1) df over task families "
-    "(plain paired t with one family); significant only if every gate test rejects at alpha",
-    "gain gate: exact McNemar joins when K=1 and rewards are binary; the sign-flip permutation "
-    f"test joins when n < {comparison.SMALL_N} items or rewards are not binary",
-    "non-regression: per suite, the lower bound of the one-sided (1-alpha) clustered t interval "
-    "of the difference must be above -margin; all suites must pass (intersection-union)",
+    "estimand: declared before the look; default families when the test split has enough "
+    "families that a family-level test can reach p <= alpha (2^-G <= alpha), items otherwise",
+    "gain, items: exact McNemar (K=1, binary rewards) or the sign-flip test over items; interval: "
+    "Tango's score interval (binary) or the score interval on fractional discordance (graded)",
+    "gain, families: sign-flip test over family mean differences, exact for G <= 16, with its "
+    "smallest attainable p printed and its inverted interval; a gate that cannot reach alpha "
+    "cannot pass",
+    "non-regression: per suite, the one-sided (1-alpha) score bound over items must be above "
+    "-margin; a suite whose baseline is at the floor or whose arms are both at the ceiling "
+    "cannot show regression and is left out; all other suites must pass (intersection-union), "
+    "and at least one must be informative",
     "admission: the environment must have passed admission; --force is recorded and fails it",
 ]
 
@@ -189,7 +194,12 @@ def build(frozen: Frozen, task: Side, suites: list[Side], base_dir: Path) -> Cer
     """The certificate from frozen inputs and stored episodes (deterministic)."""
     parts = _compare(task, frozen, base_dir)
     gain = comparison.gain(
-        parts["items"], frozen.alpha, frozen.epochs, frozen.n_resamples, frozen.seed
+        parts["items"],
+        frozen.alpha,
+        frozen.epochs,
+        frozen.n_resamples,
+        frozen.seed,
+        frozen.estimand,
     )
     task_ni = comparison.non_inferiority(parts["items"], frozen.task_margin, frozen.alpha)
     task_result = TaskResult(**parts, gain=gain, non_inferiority=task_ni)
@@ -236,29 +246,23 @@ def _conditions(frozen: Frozen, task: TaskResult, suites: list[SuiteResult]) -> 
     p = "n/a" if g.p_value is None else f"{g.p_value:.3g}"
     if g.significant:
         gain_detail = (
-            f"gain {g.diff:+.3f} on {g.n_items} held-out items; one-sided "
+            f"gain {g.diff:+.3f} on {g.n_items} held-out items ({g.estimand}); one-sided "
             f"{1 - frozen.alpha:.0%} lower bound {lower} > 0, p = {p}"
+        )
+    elif not g.passable:
+        gain_detail = (
+            f"this gate cannot pass: the {g.estimand}-level test's smallest attainable p is "
+            f"{g.smallest_p:.3g} > alpha {frozen.alpha:g} ({g.n_clusters} families); gain "
+            f"{g.diff:+.3f}, p = {p}"
         )
     else:
         failing = [t.name for t in g.tests if t.gate and not t.rejects]
         gain_detail = (
-            f"no significant gain: {g.diff:+.3f} on {g.n_items} held-out items, one-sided "
-            f"{1 - frozen.alpha:.0%} lower bound {lower}, p = {p} "
+            f"no significant gain: {g.diff:+.3f} on {g.n_items} held-out items ({g.estimand}), "
+            f"one-sided {1 - frozen.alpha:.0%} lower bound {lower}, p = {p} "
             f"(not rejected by: {', '.join(failing)})"
         )
-    if not suites:
-        reg_ok, reg_detail = False, "no regression suites were run: non-regression is unproven"
-    else:
-        bad = [s for s in suites if not s.non_inferiority.passed]
-        reg_ok = not bad
-        if bad:
-            reg_detail = "; ".join(
-                f"suite {s.env.id} regressed: {s.non_inferiority.diff:+.3f}, lower bound "
-                f"{_num(s.non_inferiority.lower)} not above -{s.non_inferiority.margin:g}"
-                for s in bad
-            )
-        else:
-            reg_detail = f"all {len(suites)} suites non-inferior within their margins"
+    reg_ok, reg_detail = _non_regression(suites, frozen.alpha)
     adm = frozen.admission
     adm_detail = adm.detail + (" — certified anyway with --force" if adm.forced else "")
     if not adm.passed:
@@ -268,6 +272,43 @@ def _conditions(frozen: Frozen, task: TaskResult, suites: list[SuiteResult]) -> 
         Condition(name="non_regression", passed=reg_ok, detail=reg_detail),
         Condition(name="admission", passed=adm.passed, detail=adm_detail),
     ]
+
+
+def _non_regression(suites: list[SuiteResult], alpha: float) -> tuple[bool, str]:
+    """Intersection-union over the suites that can show something (decision 0070)."""
+    if not suites:
+        return False, "no regression suites were run: non-regression is unproven"
+    mute = [s for s in suites if s.non_inferiority.status == "cannot show"]
+    told = [s for s in suites if s.non_inferiority.status != "cannot show"]
+    silent = "; ".join(
+        f"suite {s.env.id} cannot show regression here ({s.non_inferiority.reason})" for s in mute
+    )
+    if not told:
+        from workgym.stats.proportions import items_to_show
+
+        margin = min(s.non_inferiority.margin for s in suites)
+        return False, (
+            f"non-regression not shown: {silent}. An informative suite is one the baseline "
+            f"partly solves, with at least {items_to_show(margin, alpha)} items for the margin "
+            f"{margin:g} even if every pair ties"
+        )
+    bad = [s for s in told if not s.non_inferiority.passed]
+    if bad:
+        detail = "; ".join(
+            f"suite {s.env.id} "
+            + f"not shown non-inferior: {s.non_inferiority.diff:+.3f}, lower bound "
+            f"{_num(s.non_inferiority.lower)} not above -{s.non_inferiority.margin:g}"
+            + (
+                f" (about {s.non_inferiority.n_needed} items needed)"
+                if s.non_inferiority.underpowered
+                and s.non_inferiority.diff > -s.non_inferiority.margin
+                else ""
+            )
+            for s in bad
+        )
+        return False, detail + (f"; {silent}" if silent else "")
+    detail = f"{len(told)} of {len(suites)} suites non-inferior within their margins"
+    return True, detail + (f"; {silent}" if silent else "")
 
 
 def _num(x: float | None) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats as _st
 
 from workgym.certify.schema import (
     ArmCost,
@@ -31,12 +32,13 @@ from workgym.certify.schema import (
 from workgym.core.errors import ConfigError
 from workgym.guards.review import REVIEWS, counted, read_reviews
 from workgym.run.rundir import EPISODES, superseded_lines
-from workgym.stats import bootstrap
+from workgym.stats import families as families_stats
+from workgym.stats import proportions
+from workgym.stats import results as stats_results
 from workgym.stats import tests as stats
+from workgym.stats.design import Design, Estimand, default_estimand, detectable_gain
 
-# Below this many items the normal approximation of the paired t is shaky, so the exact (or
-# seeded Monte Carlo) sign-flip test joins the gate.
-SMALL_N = 30
+MDE_SIMS = 200  # simulated certificates behind the printed minimum detectable effect
 ROLES = ("system", "user", "assistant", "tool")
 
 
@@ -156,15 +158,14 @@ def item_scores(
     ]
 
 
-def _arrays(items: Sequence[ItemScore]) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
+def _arrays(items: Sequence[ItemScore]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if len(items) < 2:
         raise ConfigError(
             f"a comparison needs at least 2 items, got {len(items)}; use a larger split"
         )
     cand = np.array([i.candidate.mean for i in items])
     base = np.array([i.baseline.mean for i in items])
-    families = [i.family for i in items]
-    return cand, base, families if len(set(families)) >= 2 else None
+    return cand, base, [i.family for i in items]
 
 
 def _binary(items: Sequence[ItemScore]) -> bool:
@@ -184,71 +185,115 @@ def families(items: Sequence[ItemScore]) -> list[FamilyRow]:
     return rows
 
 
+def _design(items: Sequence[ItemScore], epochs: int, estimand: Estimand, alpha: float) -> Design:
+    """The certificate's own design, with the baseline's observed rates (for the MDE)."""
+    sizes = [r.n for r in families(items)]
+    base = [i.baseline.mean for i in items]
+    rates = tuple(base) if epochs > 1 else (float(np.mean(base)),)
+    return Design(tuple(sizes), epochs, rates, estimand, alpha)
+
+
 def gain(
-    items: Sequence[ItemScore], alpha: float, epochs: int, n_resamples: int, seed: int
+    items: Sequence[ItemScore],
+    alpha: float,
+    epochs: int,
+    n_resamples: int,
+    seed: int,
+    estimand: Estimand | None = None,
 ) -> GainResult:
-    """The task-gain test of CERTIFICATE.md step 3 (see docs/decisions for the choice of tests)."""
-    cand, base, clusters = _arrays(items)
-    primary = stats.paired_t_test(cand, base, "greater", 1.0 - alpha, clusters)
-    two_sided = stats.paired_t_test(cand, base, "two-sided", 0.95, clusters)
-    p = finite(primary.p_value)
-    tests = [
-        TestResult(
-            name=primary.method,
-            p_value=p,
-            lower=finite(primary.lower),
-            statistic=finite(primary.statistic),
-            gate=True,
-            rejects=p is not None and p < alpha and primary.lower > 0,
-            detail=f"{primary.n_clusters or primary.n} clusters" if clusters else "",
-        )
-    ]
-    binary = _binary(items)
-    if epochs == 1 and binary:
+    """The task-gain test of CERTIFICATE.md step 3 for the declared estimand (decision 0070).
+
+    items: exact McNemar (K = 1, binary) or the sign-flip test over items, with Tango's /
+    the bounded score interval; families: the sign-flip test over family means with its exact
+    inverted interval. The other estimand's test is shown too, outside the gate.
+    """
+    cand, base, fams = _arrays(items)
+    n_fam = len(set(fams))
+    default, reason = default_estimand(n_fam, alpha)
+    if estimand is None:
+        estimand = default
+    elif estimand != default:
+        reason = f"declared before the look (the default would be {default})"
+    binary = epochs == 1 and _binary(items)
+    bound = proportions.paired_bound(cand, base, alpha)
+    d = cand - base
+    item_p, exact = families_stats.sign_flip_p(d, n_resamples, seed)
+    if binary:
         mc = stats.mcnemar_test(cand, base, "greater")
+        item_test = TestResult(
+            name="mcnemar_exact",
+            p_value=mc.p_value,
+            lower=bound.lower,
+            gate=estimand == "items",
+            rejects=mc.p_value <= alpha,
+            detail=f"{mc.b} items only the baseline solved, {mc.c} only the candidate; "
+            f"bound: Tango score interval",
+        )
+        item_smallest = 0.5 ** len(items)
+    else:
+        item_test = TestResult(
+            name="sign_flip_items",
+            p_value=float(item_p[0]),
+            lower=bound.lower,
+            gate=estimand == "items",
+            rejects=float(item_p[0]) <= alpha,
+            detail=("exact" if exact else f"{n_resamples} seeded sign patterns")
+            + "; bound: score interval with fractional discordance",
+        )
+        item_smallest = 0.5 ** len(items) if exact else 1.0 / (n_resamples + 1)
+    tests = [item_test]
+    fam_res = families_stats.family_test(d, fams, alpha, n_resamples, seed) if n_fam >= 2 else None
+    if fam_res is not None:
         tests.append(
             TestResult(
-                name="mcnemar_exact",
-                p_value=mc.p_value,
-                gate=True,
-                rejects=mc.p_value < alpha,
-                detail=f"{mc.b} items only the baseline solved, {mc.c} only the candidate",
+                name="sign_flip_families",
+                p_value=fam_res.p_value,
+                lower=finite(fam_res.lower),
+                gate=estimand == "families",
+                rejects=fam_res.passable and fam_res.p_value <= alpha,
+                detail=f"{n_fam} families, smallest attainable p {fam_res.smallest_p:.3g}"
+                + ("" if fam_res.passable else f" > alpha {alpha:g}: this gate cannot pass"),
             )
         )
-    if len(items) < SMALL_N or not binary:
-        sf = bootstrap.sign_flip_test(cand, base, "greater", n_resamples, seed)
-        tests.append(
-            TestResult(
-                name="sign_flip",
-                p_value=sf.p_value,
-                gate=True,
-                rejects=sf.p_value < alpha,
-                detail="exact" if sf.exact else f"{sf.n_resamples} seeded sign patterns",
+    p: float | None
+    if estimand == "families":
+        if fam_res is None:
+            raise ConfigError(
+                "a family-level certificate needs at least 2 test families; declare --estimand "
+                "items"
             )
-        )
+        diff, lower, ci95 = fam_res.diff, fam_res.lower, fam_res.ci95
+        p, smallest, method = fam_res.p_value, fam_res.smallest_p, fam_res.method
+    else:
+        diff, lower, ci95 = bound.diff, bound.lower, bound.ci95
+        p, smallest, method = item_test.p_value, item_smallest, item_test.name
+    passable = smallest <= alpha
+    gate = [t for t in tests if t.gate]
+    design = _design(items, epochs, estimand, alpha)
+    mde = detectable_gain(design, 0.8, MDE_SIMS, seed) if passable else None
     n = len(items)
-    mde = (
-        stats.minimum_detectable_effect(primary.se * math.sqrt(n), n, alpha)
-        if math.isfinite(primary.se)
-        else None
-    )
+    se = float(np.std(d, ddof=1) / math.sqrt(n))
     result = GainResult(
         baseline_mean=float(base.mean()),
         candidate_mean=float(cand.mean()),
-        diff=primary.diff,
-        se=primary.se,
-        lower=finite(primary.lower),
-        ci95=(finite(two_sided.lower), finite(two_sided.upper)),
+        diff=diff,
+        se=se,
+        lower=finite(lower),
+        ci95=(finite(ci95[0]), finite(ci95[1])),
         p_value=p,
-        correlation=finite(primary.correlation),
+        correlation=finite(stats_results.correlation(cand, base)),
         n_items=n,
-        n_clusters=primary.n_clusters,
-        method=primary.method,
+        n_clusters=n_fam,
+        method=method,
         tests=tests,
-        significant=all(t.rejects for t in tests if t.gate),
+        significant=passable and all(t.rejects for t in gate),
         mde=mde,
-        underpowered=mde is not None and primary.diff > 0 and mde > primary.diff,
+        underpowered=mde is None or (diff > 0 and mde > diff),
         families=families(items),
+        estimand=estimand,
+        estimand_reason=reason,
+        smallest_p=smallest,
+        passable=passable,
     )
     if epochs > 1:
         k = epochs
@@ -262,26 +307,68 @@ def gain(
 def non_inferiority(
     items: Sequence[ItemScore], margin: float, alpha: float, power: float = 0.8
 ) -> NonInferiorityResult:
-    """Step 4: pass iff the one-sided (1-alpha) lower bound of the difference is above -margin.
+    """Step 4 with a bound zero variance cannot fake (decision 0070).
 
-    `n_needed` is the item count that would give `power` against a true difference of 0
-    (ignoring clustering, so a lower bound on what is needed).
+    The one-sided (1-alpha) lower bound is Tango's score bound (binary) or the bounded score
+    bound (graded), over items; it must be above -margin. A suite whose baseline is at the floor
+    (nothing can regress from 0) or where both arms are at the ceiling cannot show anything and
+    is reported so, never as a pass. `n_needed`: items for `power` at no true change with the
+    observed discordance, and at least the items an all-tie suite needs.
     """
-    cand, base, clusters = _arrays(items)
-    res = stats.non_inferiority(cand, base, margin, alpha, "t", clusters)
-    sd = float(np.std(cand - base, ddof=1))
-    n_needed = stats.non_inferiority_sample_size(sd, margin, alpha, power) if margin > 0 else None
+    cand, base, fams = _arrays(items)
+    bound = proportions.paired_bound(cand, base, alpha)
+    n = len(items)
+    z = float(_st.norm.ppf(1 - alpha) + _st.norm.ppf(power))
+    rate = (bound.x + bound.y) / n
+    n_needed = (
+        max(proportions.items_to_show(margin, alpha), math.ceil(z * z * rate / margin**2))
+        if margin > 0
+        else None
+    )
+    b_mean, c_mean = float(base.mean()), float(cand.mean())
+    if b_mean == 0.0:
+        status, reason = "cannot show", "the baseline scores 0 on every item: nothing can regress"
+    elif b_mean == 1.0 and c_mean == 1.0:
+        status, reason = "cannot show", "both arms score 1 on every item: the suite is saturated"
+    elif bound.lower > -margin:
+        status, reason = "shown", f"lower bound {bound.lower:+.3f} > -{margin:g}"
+    else:
+        status, reason = "not shown", f"lower bound {bound.lower:+.3f} not above -{margin:g}"
     return NonInferiorityResult(
         margin=margin,
         alpha=alpha,
-        baseline_mean=float(base.mean()),
-        candidate_mean=float(cand.mean()),
-        diff=res.diff,
-        lower=finite(res.lower),
-        passed=res.passed,
-        method=res.method,
-        n_items=res.n,
-        n_clusters=len(set(clusters)) if clusters else None,
+        baseline_mean=b_mean,
+        candidate_mean=c_mean,
+        diff=bound.diff,
+        lower=finite(bound.lower),
+        passed=status == "shown",
+        method=bound.method,
+        n_items=n,
+        n_clusters=len(set(fams)),
         n_needed=n_needed,
-        underpowered=n_needed is not None and res.n < n_needed,
+        underpowered=n_needed is not None and n < n_needed,
+        status=status,
+        reason=reason,
     )
+
+
+def gain_of(
+    candidate: Sequence[float],
+    baseline: Sequence[float],
+    families_of: Sequence[str],
+    epochs: int,
+    alpha: float = 0.05,
+    seed: int = 0,
+    estimand: Estimand | None = None,
+) -> GainResult:
+    """:func:`gain` on per-task mean scores paired by position (bench scripts, the demo): the
+    same tests and intervals the certificate uses, without run directories."""
+
+    def arm(score: float) -> ArmItem:
+        return ArmItem(rewards=[score], successes=[score == 1.0], tokens=[0], failures=["ok"])
+
+    items = [
+        ItemScore(id=str(i), family=f, baseline=arm(b), candidate=arm(c), d=c - b)
+        for i, (c, b, f) in enumerate(zip(candidate, baseline, families_of, strict=True))
+    ]
+    return gain(items, alpha, epochs, 20_000, seed, estimand)

@@ -58,13 +58,14 @@ def difference_histogram(d: Sequence[float], mean: float, lower: float | None) -
     return _png(fig)
 
 
-def _arm_point(comp: Comparison, arm: str) -> tuple[float, float, float]:
-    import numpy as np
+def _arm_point(comp: Comparison, arm: str) -> tuple[float, float, tuple[float, float]]:
+    """Tokens, mean reward and the reward's 95% interval as error-bar lengths (below, above):
+    the run summaries' interval (exact for binary rewards; workgym.stats.proportions)."""
+    from workgym.stats.proportions import reward_interval
 
-    means = np.array([getattr(i, arm).mean for i in comp.items])
-    se = float(means.std(ddof=1) / np.sqrt(means.size)) if means.size > 1 else 0.0
+    est = reward_interval([getattr(i, arm).mean for i in comp.items])
     tokens = getattr(comp.cost, arm).tokens_per_task
-    return tokens, float(means.mean()), 1.96 * se
+    return tokens, est.mean, (est.mean - est.lower, est.upper - est.mean)
 
 
 def frontier(cert: Certificate) -> str:
@@ -85,8 +86,8 @@ def frontier(cert: Certificate) -> str:
             xytext=(bx, by),
             arrowprops={"arrowstyle": "->", "color": "#bbbbbb", "linewidth": 1},
         )
-        axes.errorbar([bx], [by], yerr=[be], fmt="o", color=BASE, capsize=3)
-        axes.errorbar([cx], [cy], yerr=[ce], fmt="s", color=CAND, capsize=3)
+        axes.errorbar([bx], [by], yerr=[[be[0]], [be[1]]], fmt="o", color=BASE, capsize=3)
+        axes.errorbar([cx], [cy], yerr=[[ce[0]], [ce[1]]], fmt="s", color=CAND, capsize=3)
         axes.annotate(label, (cx, cy), textcoords="offset points", xytext=(6, 4), fontsize=8)
     axes.plot([], [], "o", color=BASE, label="baseline")
     axes.plot([], [], "s", color=CAND, label="candidate")

@@ -114,8 +114,11 @@ def _gain(c: Certificate) -> str:
 <div>[{_pm(lo)}, {_pm(hi)}]</div></div>
 <div><div class="muted">one-sided {1 - c.frozen.alpha:.0%} lower bound</div>
 <div class="big">{_pm(g.lower)}</div><div>p = {_f(g.p_value, ".3g")}</div></div>{passk}</div>
+<p><b>Estimand: {escape(g.estimand)}</b> — {escape(g.estimand_reason)}; smallest attainable
+ p {_f(g.smallest_p, ".3g")}{"" if g.passable else " (this gate cannot pass)"}</p>
 <p class="muted">{g.n_items} items in {g.n_clusters or 1} families · correlation of the arms {r}
- · method {escape(g.method)} · minimum detectable effect (80% power) {_f(g.mde)}</p>
+ · method {escape(g.method)} · minimum detectable effect (80% power, simulated)
+ {_f(g.mde) if g.mde is not None else "none reachable"}</p>
 <table><tr><th>test</th><th>p</th><th>lower bound</th><th>role</th><th>rejects H0</th>
 <th>note</th></tr>{tests}</table></div>"""
 
@@ -131,15 +134,17 @@ def _suites(c: Certificate) -> str:
             f"<tr><td><b>{escape(s.env.id)}</b></td><td class='n'>{ni.n_items}{clusters}</td>"
             f"<td class='n'>{ni.baseline_mean:.3f}</td><td class='n'>{ni.candidate_mean:.3f}</td>"
             f"<td class='n'>{ni.diff:+.3f}</td><td class='n'>{_pm(ni.lower)}</td>"
-            f"<td class='n'>-{ni.margin:g}</td><td>{_mark(ni.passed)}</td></tr>"
+            f"<td class='n'>-{ni.margin:g}</td><td>{_mark(ni.passed)} {escape(ni.status)}"
+            f"<div class='muted'>{escape(ni.reason)}</div></td></tr>"
         )
     return (
         "<h2>Non-regression (non-inferiority per suite)</h2><table><tr><th>suite</th>"
         "<th>items</th><th>baseline</th><th>candidate</th><th>difference</th>"
         f"<th>lower bound</th><th>-margin</th><th>result</th></tr>{rows}</table>"
         "<p class='muted'>A suite passes when the lower bound of the one-sided "
-        f"{1 - c.frozen.alpha:.0%} interval of the difference is above -margin. "
-        "'Not significantly different' is not enough.</p>"
+        f"{1 - c.frozen.alpha:.0%} score interval of the difference is above -margin. "
+        "'Not significantly different' is not enough, and identical arms are not a pass: a suite "
+        "at the floor or saturated in both arms cannot show regression.</p>"
     )
 
 

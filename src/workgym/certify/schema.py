@@ -128,6 +128,12 @@ class GainResult(BaseModel):
     pass_hat_k: dict[str, float] | None = None
     pass_at_k: dict[str, float] | None = None
     families: list[FamilyRow] = Field(default_factory=list)
+    # the declared question (items: these held-out tasks; families: new families of this job),
+    # why, and the smallest p its gate can reach on any data (docs/decisions/0070)
+    estimand: Literal["items", "families"] = "items"
+    estimand_reason: str = ""
+    smallest_p: float | None = None
+    passable: bool = True
 
 
 class ArmCost(BaseModel):
@@ -164,6 +170,10 @@ class NonInferiorityResult(BaseModel):
     n_clusters: int | None
     n_needed: int | None
     underpowered: bool
+    # shown: lower bound above -margin; not shown: it is not; cannot show: the suite cannot
+    # tell (baseline at the floor, or both arms at the ceiling), so it is left out of the gate
+    status: Literal["shown", "not shown", "cannot show"] = "not shown"
+    reason: str = ""
 
 
 class Comparison(BaseModel):
@@ -254,6 +264,9 @@ class Frozen(BaseModel):
     looks: LooksRecord
     rules: list[str]
     curve: LearningCurve | None = None  # kept, not recomputed: it is not made from the episodes
+    # items or families, fixed before the first test episode; None in files from before it
+    # existed (the default rule then applies)
+    estimand: Literal["items", "families"] | None = None
 
 
 class Condition(BaseModel):
@@ -299,9 +312,9 @@ class Certificate(BaseModel):
         skip: dict[str, Any] = {}
         if self.cost_matched is None:
             skip["cost_matched"] = True
-        frozen: dict[str, Any] = {}
-        if self.frozen.curve is None:
-            frozen["curve"] = True
+        frozen: dict[str, Any] = {
+            k: True for k in ("curve", "estimand") if getattr(self.frozen, k) is None
+        }
         if self.frozen.looks.head is None:
             frozen["looks"] = {"head", "seq"}
         if frozen:

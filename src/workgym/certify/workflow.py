@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workgym.certify import arms, looks
+from workgym.certify import plan as plan_mod
 from workgym.certify.certificate import Side, build, check_admission, env_record, policy_record
 from workgym.certify.certificate import write as write_certificate
 from workgym.certify.curve import read_curve
@@ -25,6 +26,7 @@ from workgym.core.version import __version__
 from workgym.run.policy import Policy
 from workgym.run.preflight import models_reachable
 from workgym.run.rundir import RunSpec, read_spec
+from workgym.stats.design import Estimand
 
 DEFAULT_SUITES = ("suites/reasoning", "suites/bfcl", "suites/ifeval")
 TEST = "test"
@@ -56,6 +58,13 @@ class Request:
     progress: bool = True
     n_resamples: int = 100_000
     curve: Path | None = None  # a training --out folder or its curve file (certify.curve)
+    estimand: str = "auto"  # auto, items or families (certify.plan.resolve_estimand)
+    force_design: bool = False  # run a design that cannot pass its own gate anyway
+    dev_runs: list[Path] = field(default_factory=list)  # the baseline's dev runs, for --plan
+    baseline_rate: float | None = None  # stated baseline success rate, for --plan
+    power: float = 0.8
+    target: float | None = None  # the gain --plan sizes the design for
+    plan_sims: int = 400
 
 
 def _slug(text: str) -> str:
@@ -138,6 +147,11 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
         s: _items(e, suite_runs[s][2] if s in suite_runs else req.suite_limit)
         for s, e in suite_envs.items()
     }
+    # the design, before the look: an estimand the split cannot support, or a design that cannot
+    # pass its own gate, is refused here and costs none
+    estimand, design = _design(req, env.id, items, suite_items, epochs, rates=None)
+    if (why := plan_mod.refusal(design)) is not None and not req.force_design:
+        raise ConfigError(why)
     if pair.given is not None:
         await models_reachable(*pair.given)
     task_env = env_record(env, ref, TEST, items)
@@ -172,6 +186,7 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
         looks=LooksRecord(log="", attempt=0, previous_attempts=0),  # set at the look, below
         rules=_rules(),
         curve=curve,
+        estimand=estimand,
     )
     # runs that are complete before the look are a re-read when their gate was read before
     played = all(_complete(s.baseline_run, len(s.items), epochs) for s in sides) and all(
@@ -233,6 +248,60 @@ def _runs_digest(sides: list[Side]) -> str:
         for run in (side.baseline_run, side.candidate_run):
             h.update(episodes_digest(run)[0].encode())
     return h.hexdigest()
+
+
+def _design(
+    req: Request,
+    env_id: str,
+    items: list[tuple[str, str]],
+    suite_items: dict[str, list[tuple[str, str]]],
+    epochs: int,
+    rates: tuple[float, ...] | None,
+    rates_from: str = "",
+) -> tuple[Estimand, plan_mod.Plan]:
+    sizes: dict[str, int] = {}
+    for _, family in items:
+        sizes[family] = sizes.get(family, 0) + 1
+    estimand, reason = plan_mod.resolve_estimand(req.estimand, len(sizes), req.alpha)
+    design = plan_mod.make_plan(
+        env_id=env_id,
+        family_sizes=list(sizes.values()),
+        epochs=epochs,
+        alpha=req.alpha,
+        estimand=estimand,
+        reason=reason,
+        suites={s: (len(i), req.margins.get(s, req.margin)) for s, i in suite_items.items()},
+        rates=rates,
+        rates_from=rates_from,
+        power=req.power,
+        target=req.target,
+        sims=req.plan_sims,
+        seed=req.seed,
+    )
+    return estimand, design
+
+
+def plan(req: Request) -> plan_mod.Plan:
+    """`certify --plan`: the design's numbers; opens no test episode and records no look."""
+    if not req.env:
+        raise ConfigError("--plan needs ENV (the environment whose test split is planned)")
+    env = load(req.env)
+    items = _items(env, req.limit)
+    suite_items = {s: _items(_load_suite(s), req.suite_limit) for s in req.suites}
+    rates: tuple[float, ...]
+    if req.dev_runs:
+        rates = plan_mod.dev_rates(req.dev_runs, env.content_hash())
+        source = f"{len(rates)} dev items of {len(req.dev_runs)} baseline run(s)"
+    elif req.baseline_rate is not None:
+        if not 0.0 <= req.baseline_rate < 1.0:
+            raise ConfigError(f"--baseline-rate {req.baseline_rate}: give a rate in [0, 1)")
+        rates, source = (req.baseline_rate,), "the stated --baseline-rate"
+    else:
+        raise ConfigError(
+            "--plan needs the baseline's success rate: --dev-run RUN (its dev-split runs) or "
+            "--baseline-rate R"
+        )
+    return _design(req, env.id, items, suite_items, req.epochs, rates, source)[1]
 
 
 def _rules() -> list[str]:

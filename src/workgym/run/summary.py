@@ -3,7 +3,10 @@
 Errored episodes count as failures (reward 0) in the mean, and are reported separately: a run
 that errs a lot must look worse, not smaller. The confidence interval treats the task as the unit
 (epochs of one task are averaged first), because epochs of one task are not independent;
-the interval is a t interval over task means (workgym.stats.tests.mean_ci).
+the interval respects the scale: the exact Clopper-Pearson interval when every reward is 0 or 1
+with one epoch,
+a t interval over task means otherwise (workgym.stats.proportions.reward_interval), and
+`ci_method` says which. Neither is clustered.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Summary(BaseModel):
     mean_reward: float = 0.0
     se: float = 0.0
     ci95: tuple[float, float] = (0.0, 0.0)
+    ci_method: str = ""  # clopper_pearson (binary rewards, one epoch) or t_over_task_means
     success_rate: float = 0.0
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
@@ -47,7 +51,13 @@ class Summary(BaseModel):
         t = Table(title=f"{self.env_id} · {self.model} · {self.split}", show_header=False)
         lo, hi = self.ci95
         t.add_row("episodes", f"{self.n_episodes} ({self.n_tasks} tasks x {self.epochs} epochs)")
-        t.add_row("mean reward", f"{self.mean_reward:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
+        label = {
+            "clopper_pearson": "exact (Clopper-Pearson)",
+            "t_over_task_means": "t over tasks",
+        }.get(self.ci_method, "")
+        t.add_row(
+            "mean reward", f"{self.mean_reward:.3f}  95% CI [{lo:.3f}, {hi:.3f}] {label}".rstrip()
+        )
         t.add_row("success rate", f"{self.success_rate:.3f}")
         if self.pass_hat_k is not None:
             t.add_row(
@@ -111,14 +121,12 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
     if n == 0:
         return Summary(epochs=epochs, **header)
     from workgym.stats import tests as stats  # scipy: imported only when a summary is asked for
+    from workgym.stats.proportions import reward_interval
 
     task_means = [sum(x for x, _ in v) / len(v) for v in per_task.values()]
     m = len(task_means)
-    if m > 1:
-        est = stats.mean_ci(task_means)
-        mean, se, ci95 = est.mean, est.se, (est.lower, est.upper)
-    else:
-        mean, se, ci95 = task_means[0], 0.0, (task_means[0], task_means[0])
+    est = reward_interval(task_means)
+    mean, se, ci95 = est.mean, est.se, (est.lower, est.upper)
     successes = sum(s for v in per_task.values() for _, s in v)
     summary = Summary(
         n_tasks=m,
@@ -127,6 +135,7 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         mean_reward=mean,
         se=se,
         ci95=ci95,
+        ci_method=est.method,
         success_rate=successes / n,
         tokens_per_task=tokens / n,
         tokens_by_role={k: v / n for k, v in sorted(roles.items())},

@@ -3,7 +3,8 @@
 Items are the unit (a task's epochs are averaged first); rewards are counted as in the
 certificate (errors, limit hits, verifier errors and flagged successes are 0); tokens are every
 agent's tokens, split by agent role. `paired` is the one paired statistic the comparisons use: a
-two-sided 95% paired t interval, cluster-robust over task families (workgym.stats.tests).
+two-sided 95% interval over items, a score interval for rewards and a paired t for tokens
+(workgym.stats.proportions; decision 0070).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from workgym.guards.review import counted, read_reviews
 from workgym.run.rundir import RunDir, read_spec
 from workgym.run.summary import record_tokens, role_tokens
 from workgym.stats import tests as stats
+from workgym.stats.bootstrap import sign_flip_test
+from workgym.stats.proportions import paired_bound, reward_interval
+from workgym.stats.results import MeanEstimate
 
 
 class Paired(BaseModel):
@@ -85,18 +89,51 @@ def _read(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
 
 
 def _ci(values: npt.NDArray[np.float64]) -> tuple[float, float]:
-    est = stats.mean_ci(values)
+    """A run's interval: Clopper-Pearson for 0/1 rewards, else t over task means (unclustered)."""
+    if values.size and float(values.min()) >= 0.0 and float(values.max()) <= 1.0:
+        est = reward_interval(values)
+    else:
+        est = stats.mean_ci(values) if values.size > 1 else stats_point(values)
     return float(est.lower), float(est.upper)
+
+
+def stats_point(values: npt.NDArray[np.float64]) -> MeanEstimate:
+    m = float(values.mean())
+    return MeanEstimate(m, 0.0, m, m, 0.95, int(values.size), "point")
 
 
 def paired(
     target: npt.NDArray[np.float64], reference: npt.NDArray[np.float64], clusters: list[str] | None
 ) -> Paired:
-    t = stats.paired_t_test(target, reference, "two-sided", 0.95, clusters)
+    """Two-sided 95% interval of mean(target - reference) over items (decision 0070).
+
+    Rewards in [0, 1]: Tango's score interval (binary) or its bounded-score form (graded), which
+    keeps a width when every pair ties; p from the exact McNemar / sign-flip test. Tokens: the
+    paired t over items. Never the cluster-robust t, which with 4 families is degenerate (its
+    interval was the point estimate times 1 +- 3.18). `clusters` only counts the families.
+    """
 
     def fin(x: float) -> float | None:
         return float(x) if math.isfinite(x) else None
 
+    n_clusters = len(set(clusters)) if clusters else None
+    bounded = min(target.min(), reference.min()) >= 0.0 and max(target.max(), reference.max()) <= 1
+    if bounded:
+        b = paired_bound(target, reference, 0.025)
+        if b.method == "tango_score":
+            p = stats.mcnemar_test(target, reference, "two-sided").p_value
+        else:
+            p = sign_flip_test(target, reference, "two-sided").p_value
+        return Paired(
+            diff=b.diff,
+            lower=b.ci95[0],
+            upper=b.ci95[1],
+            p_value=p,
+            n=b.n,
+            n_clusters=n_clusters,
+            method=b.method,
+        )
+    t = stats.paired_t_test(target, reference, "two-sided", 0.95)
     lower, upper = fin(t.lower), fin(t.upper)
     if t.se == 0:  # every item differs by the same amount: the interval is that point
         lower = upper = float(t.diff)
@@ -106,8 +143,8 @@ def paired(
         upper=upper,
         p_value=fin(t.p_value),
         n=t.n,
-        n_clusters=t.n_clusters,
-        method=t.method,
+        n_clusters=n_clusters,
+        method="paired_t_items",
     )
 
 

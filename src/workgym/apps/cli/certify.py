@@ -118,6 +118,30 @@ def certify(
             "(playbook): drawn as the learning curve, not part of the verdict"
         ),
     ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="print what this design can detect (no test episode, no look) and exit",
+        ),
+    ] = False,
+    estimand: Annotated[
+        str, typer.Option(help="auto, items (these tasks) or families (new families)")
+    ] = "auto",
+    force_design: Annotated[
+        bool, typer.Option("--force-design", help="run a design that cannot pass its gate")
+    ] = False,
+    dev_run: Annotated[
+        list[Path] | None, typer.Option(help="--plan: a dev-split run of the baseline")
+    ] = None,
+    baseline_rate: Annotated[
+        float | None, typer.Option(help="--plan: the baseline's success rate, if no --dev-run")
+    ] = None,
+    power: Annotated[float, typer.Option(min=0.5, max=0.99, help="--plan: power")] = 0.8,
+    target: Annotated[
+        float | None, typer.Option(help="--plan: size the design for this gain")
+    ] = None,
+    plan_sims: Annotated[int, typer.Option(min=100, help="--plan: simulated certificates")] = 400,
     temperature: float = 0.0,
     max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
     progress: bool = True,
@@ -159,7 +183,17 @@ def certify(
         api_key=api_key,
         progress=progress,
         curve=curve,
+        estimand=estimand,
+        force_design=force_design,
+        dev_runs=list(dev_run or []),
+        baseline_rate=baseline_rate,
+        power=power,
+        target=target,
+        plan_sims=plan_sims,
     )
+    if plan:
+        _plan(req, positional)
+        return
     try:
         if from_runs:
             req.from_runs = [Path(p) for p in positional]
@@ -199,6 +233,23 @@ def certify(
     out.print(f"next: workgym certify --recompute {json_path}")
     if cert.verdict != "PASS":
         raise typer.Exit(1)
+
+
+def _plan(req: object, positional: list[str]) -> None:
+    from workgym.certify.plan import lines
+    from workgym.certify.workflow import Request, plan
+    from workgym.core.errors import ConfigError
+
+    assert isinstance(req, Request)
+    if len(positional) != 1:
+        raise _fail("--plan takes one ENV: workgym certify ENV --plan --baseline-rate 0.3")
+    req.env = positional[0]
+    try:
+        result = plan(req)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from exc
+    for line in lines(result):
+        out.print(escape(line), highlight=False)
 
 
 def _recompute(path: Path) -> None:

@@ -8,7 +8,6 @@ interval is the paired t interval clustered by family when there are several fam
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,6 @@ SELECT task_id, any_value(family) AS family, avg(reward) AS reward, avg(success:
   count(*) AS n, avg(tokens) AS tokens, min(epoch) AS first_epoch, mode(status) AS status
 FROM {table} WHERE task_id IS NOT NULL GROUP BY task_id
 """
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 def compare_runs(
@@ -65,21 +60,20 @@ def compare_runs(
     }
     test: dict[str, Any] | None = None
     if len(pairs) >= 2:
-        from workgym.stats.tests import paired_t_test
+        import numpy as np
+
+        from workgym.swarm.points import paired
 
         families = [f or "" for _, _, f, _, _ in pairs]
-        clusters = families if len(set(families)) >= 2 else None
-        result = paired_t_test(
-            [rb for _, rb, *_ in pairs],
-            [ra for ra, *_ in pairs],
-            alternative="two-sided",
-            clusters=clusters,
+        result = paired(
+            np.array([rb for _, rb, *_ in pairs], dtype=float),
+            np.array([ra for ra, *_ in pairs], dtype=float),
+            families,
         )
         test = {
             "diff": result.diff,
-            "se": _finite(result.se),
-            "ci95": [_finite(result.lower), _finite(result.upper)],
-            "p_value": _finite(result.p_value),
+            "ci95": [result.lower, result.upper],
+            "p_value": result.p_value,
             "method": result.method,
             "n": result.n,
             "n_clusters": result.n_clusters,

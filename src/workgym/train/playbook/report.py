@@ -1,8 +1,10 @@
 """What a playbook run reports: the token-matched statement, the learning curve, the frontier.
 
 "Matches the best untrained agent at X% of its tokens" is a non-inferiority claim, so it is made
-with `certify.stats.non_inferiority` and a margin fixed before the run: the lower bound of the
-one-sided interval of the reward difference must lie above -margin. The amortised version adds
+with the certificate's score bound (`workgym.stats.proportions.non_inferior`, decision 0070) and a
+margin fixed before the run: the lower bound of the one-sided interval of the reward difference
+must lie above -margin. It is over tasks, and identical arms do not match for free (n tied pairs
+give the bound -z^2/(n+z^2)). The amortised version adds
 the tokens training spent, and the break-even count is how many tasks the trained agent must
 serve before that spending is paid back.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workgym.stats.tests import non_inferiority
+from workgym.stats.proportions import non_inferior
 
 AMORTISE_AT = (100, 1_000, 10_000)
 
@@ -75,10 +77,8 @@ def token_efficiency(
     clusters: Sequence[str] | None = None,
 ) -> TokenEfficiency:
     """The token-matched comparison on per-task scores paired by position (same tasks, seeds)."""
-    clustered = clusters is not None and len(set(clusters)) >= 2
-    ni = non_inferiority(
-        candidate_scores, baseline_scores, margin, alpha, clusters=clusters if clustered else None
-    )
+    del clusters  # tasks are the unit; the clustered t was degenerate with few families
+    ni = non_inferior(candidate_scores, baseline_scores, margin, alpha)
     ratio = candidate_tpt / baseline_tpt if baseline_tpt else math.inf
     even = break_even(candidate_tpt, baseline_tpt, training_tokens)
     amort = {

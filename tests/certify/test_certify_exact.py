@@ -1,0 +1,181 @@
+"""Known answers for the certificate's exact and score statistics (issue 33, decision 0070)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+from scipy import stats as st
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+from workgym.certify.comparison import gain, non_inferiority
+from workgym.certify.plan import make_plan, refusal, resolve_estimand
+from workgym.certify.schema import ArmItem, ItemScore
+from workgym.core.errors import ConfigError
+from workgym.stats import design as sim
+from workgym.stats import families, proportions
+from workgym.stats.tests import mcnemar_exact
+
+Z95 = float(st.norm.ppf(0.95))
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 32), (2, 32), (16, 32), (32, 32), (7, 400)])
+def test_wilson_and_clopper_pearson_match_statsmodels(k: int, n: int) -> None:
+    w = proportions.wilson(k, n)
+    assert (w.lower, w.upper) == pytest.approx(proportion_confint(k, n, method="wilson"))
+    cp = proportions.clopper_pearson(k, n)
+    assert (cp.lower, cp.upper) == pytest.approx(proportion_confint(k, n, method="beta"))
+
+
+def test_two_of_32_is_no_longer_below_zero() -> None:
+    est = proportions.reward_interval([1.0] * 2 + [0.0] * 30)
+    assert est.method == "clopper_pearson" and est.lower > 0 and est.upper < 0.21
+
+
+def test_one_sided_exact_bound_of_zero_in_32() -> None:
+    _, hi = proportions.clopper_pearson_bounds(0, 32, 0.95, two_sided=False)
+    assert float(hi) == pytest.approx(1 - 0.05 ** (1 / 32))  # 0.089, the issue's number
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 5), (3, 9), (10, 4), (0, 0), (12, 12)])
+def test_mcnemar_matches_statsmodels_and_binomtest(b: int, c: int) -> None:
+    two = mcnemar_exact(b, c, "two-sided").p_value
+    expected = sm_mcnemar([[10, b], [c, 10]], exact=True).pvalue if b + c else 1.0
+    assert two == pytest.approx(min(1.0, expected))
+    one = sim.mcnemar_p(b, c)
+    ref = st.binomtest(c, b + c, 0.5, alternative="greater").pvalue if b + c else 1.0
+    assert float(one) == pytest.approx(ref)
+
+
+def _tango_by_scipy(x: int, y: int, n: int, delta: float) -> float:
+    """Tango's Z with the restricted MLE found by a numerical optimizer, not the closed form."""
+
+    def nll(q: float) -> float:
+        cells = [q + delta, q, 1 - 2 * q - delta]
+        counts = [x, y, n - x - y]
+        return -sum(k * math.log(max(p, 1e-300)) for k, p in zip(counts, cells, strict=True))
+
+    lo, hi = max(0.0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12
+    q = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
+    var = n * (2 * q.x + delta - delta * delta)
+    return (x - y - n * delta) / math.sqrt(var)
+
+
+@pytest.mark.parametrize(("x", "y", "n"), [(5, 2, 40), (0, 4, 40), (3, 3, 40), (12, 1, 50)])
+def test_tango_interval_inverts_the_score_test(x: int, y: int, n: int) -> None:
+    lo, hi = proportions.tango_bounds(x, y, n, 1.959963984540054)
+    assert _tango_by_scipy(x, y, n, float(lo)) == pytest.approx(1.959963984540054, abs=1e-4)
+    assert _tango_by_scipy(x, y, n, float(hi)) == pytest.approx(-1.959963984540054, abs=1e-4)
+
+
+def _items(base: list[float], cand: list[float], fams: list[str] | None = None) -> list[ItemScore]:
+    fams = fams or ["f"] * len(base)
+
+    def arm(r: float) -> ArmItem:
+        return ArmItem(rewards=[r], successes=[r == 1.0], tokens=[10], failures=["ok"])
+
+    return [
+        ItemScore(id=str(i), family=f, baseline=arm(b), candidate=arm(c), d=c - b)
+        for i, (b, c, f) in enumerate(zip(base, cand, fams, strict=True))
+    ]
+
+
+@pytest.mark.parametrize(("n", "shown"), [(32, False), (64, True)])
+def test_zero_discordant_pairs_is_not_a_free_pass(n: int, shown: bool) -> None:
+    half = [1.0, 0.0] * (n // 2)
+    ni = non_inferiority(_items(half, half), 0.05, 0.05)
+    assert ni.lower == pytest.approx(-(Z95**2) / (n + Z95**2))  # 0.078 at 32, 0.041 at 64
+    assert ni.passed is shown and ni.status == ("shown" if shown else "not shown")
+
+
+def test_floor_and_ceiling_suites_cannot_show() -> None:
+    floor = non_inferiority(_items([0.0] * 100, [0.0] * 100), 0.05, 0.05)
+    ceiling = non_inferiority(_items([1.0] * 100, [1.0] * 100), 0.05, 0.05)
+    for ni in (floor, ceiling):
+        assert ni.status == "cannot show" and not ni.passed
+
+
+def test_graded_ties_do_not_collapse() -> None:
+    base = [0.25, 0.5, 0.75] * 20
+    ni = non_inferiority(_items(base, base), 0.05, 0.05)
+    assert ni.method == "bounded_score" and ni.lower == pytest.approx(-(Z95**2) / (60 + Z95**2))
+
+
+def test_effect_in_one_of_four_families() -> None:
+    """The family gate cannot pass (smallest p 1/16); the item gate can (5 of 5 discordant)."""
+    fams = [f"f{g}" for g in range(4) for _ in range(5)]
+    base = [0.0] * 5 + [1.0, 0.0, 1.0, 0.0, 1.0] * 3
+    cand = [1.0] * 5 + [1.0, 0.0, 1.0, 0.0, 1.0] * 3
+    fam_level = gain(_items(base, cand, fams), 0.05, 1, 2000, 0, "families")
+    assert not fam_level.passable and not fam_level.significant
+    assert fam_level.smallest_p == 1 / 16
+    item_level = gain(_items(base, cand, fams), 0.05, 1, 2000, 0, "items")
+    assert item_level.significant and item_level.p_value == pytest.approx(1 / 32)
+    auto = gain(_items(base, cand, fams), 0.05, 1, 2000, 0)
+    assert auto.estimand == "items" and "0.062 > alpha" in auto.estimand_reason
+
+
+def test_family_sign_flip_matches_scipy_permutation_test() -> None:
+    rng = np.random.default_rng(3)
+    means = rng.normal(0.1, 0.2, size=8)
+    p, exact = families.sign_flip_p(means)
+    ref = st.permutation_test(
+        (means,), np.sum, permutation_type="samples", alternative="greater", n_resamples=np.inf
+    )
+    assert exact and float(p[0]) == pytest.approx(ref.pvalue)
+    lo, _ = families.sign_flip_bounds(means, 0.05)
+    # the inverted bound is where the test at mu0 stops rejecting
+    assert float(families.sign_flip_p(means - (lo - 1e-9))[0][0]) <= 0.05
+    assert float(families.sign_flip_p(means - (lo + 1e-9))[0][0]) > 0.05
+
+
+def test_estimand_the_split_cannot_support_is_refused() -> None:
+    with pytest.raises(ConfigError, match="needs at least 5 test families"):
+        resolve_estimand("families", 4, 0.05)
+    assert resolve_estimand("auto", 5, 0.05)[0] == "families"
+    plan = make_plan(
+        env_id="e",
+        family_sizes=[8, 8, 8, 8],
+        epochs=1,
+        alpha=0.05,
+        estimand="items",
+        reason="",
+        suites={"s": (32, 0.05)},
+        rates=None,
+        rates_from="",
+    )
+    why = refusal(plan)
+    assert why is not None and "52 items" in why
+
+
+@pytest.mark.parametrize(
+    "design",
+    [
+        sim.Design((8, 8, 8, 8), 1, (0.3,), "items"),
+        sim.Design((8,) * 8, 1, (0.1, 0.3, 0.5, 0.2), "families"),
+    ],
+)
+def test_plan_matches_an_independent_simulation(design: sim.Design) -> None:
+    """The plan's detectable gain is where a fresh simulation (other seed) crosses 80% power,
+    to within 0.02."""
+    mde = sim.detectable_gain(design, 0.8, 400, seed=0)
+    assert mde is not None
+    assert (
+        sim.power(design, mde - 0.02, 1000, seed=11)
+        < 0.8
+        < sim.power(design, mde + 0.02, 1000, seed=11)
+    )
+
+
+def test_vectorised_sign_flip_agrees_with_the_scalar_test() -> None:
+    from workgym.stats.bootstrap import sign_flip_test
+
+    rng = np.random.default_rng(1)
+    for n in (12, 40):
+        d = rng.normal(0.05, 0.3, n)
+        p, exact = families.sign_flip_p(d, 5000, 0)
+        ref = sign_flip_test(d, np.zeros(n), "greater", 5000, 0)
+        assert exact == ref.exact and float(p[0]) == pytest.approx(ref.p_value)
