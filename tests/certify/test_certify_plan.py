@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from certify_scripted import JOB, STRONG, SUITE_A, WEAK, admission_dir
+from certify_scripted import JOB, STRONG, SUITE_A, WEAK, own_admission
 from typer.testing import CliRunner
 
 import workgym as wg
@@ -103,7 +103,8 @@ def test_plan_wrong_input_is_one_line_exit_2(args: list[str], message: str) -> N
 
 def test_a_design_that_cannot_pass_is_refused_before_the_look(tmp_path: Path) -> None:
     """Suites of 32 items cannot show non-inferiority at 0.05 even when every pair ties."""
-    log = tmp_path / "looks.jsonl"
+    admission = own_admission(JOB, tmp_path)
+    log = admission / "looks.jsonl"  # a registered environment's log lives beside admission.json
     base = [
         "certify",
         JOB,
@@ -116,9 +117,7 @@ def test_a_design_that_cannot_pass_is_refused_before_the_look(tmp_path: Path) ->
         "--suite-limit",
         "32",
         "--admission-dir",
-        str(admission_dir(JOB)),
-        "--looks-log",
-        str(log),
+        str(admission),
         "--out",
         str(tmp_path / "cert"),
         "--no-progress",
@@ -129,4 +128,4 @@ def test_a_design_that_cannot_pass_is_refused_before_the_look(tmp_path: Path) ->
     assert not log.exists() or read_looks(log) == []  # the refusal cost no look
     families = runner.invoke(app, [*base[:-1], "--estimand", "families", "--force-design"])
     assert families.exit_code in (0, 1), families.output  # forced: it runs, and is a look
-    assert len(read_looks(log)) == 1
+    assert [e.kind for e in read_looks(log)].count("certify") == 1
