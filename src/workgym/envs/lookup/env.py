@@ -278,6 +278,33 @@ class Lookup(Environment):
                           arguments=json.dumps({"answer": value}))  # fmt: skip
         return [*turns, Message(role="assistant", tool_calls=[submit])]
 
+    def next_action(self, task: Task, messages: list[Message]) -> Message:
+        """The right next call from any state of an episode (`core.next_action`).
+
+        The directory is read-only, so a state is what the conversation already knows: the
+        first lookup of the task's chain whose value no earlier call returned is the right next
+        call (its argument the value the chain has reached), and when every value is known, the
+        submission of the last one. A call counts as known when a tool reply to it holds the
+        value the lookup returns; a failed or misdirected call teaches nothing, so after a wrong
+        step the right one is still the lookup that was missed. From the start this is exactly
+        `oracle`'s first turn, and along the gold trajectory it replays `oracle`.
+        """
+        replies = {m.tool_call_id: normalise(m.content) for m in messages if m.role == "tool"}
+        calls = [c for m in messages if m.role == "assistant" for c in m.tool_calls]
+        value = str(task.meta["subject"])
+        for step, tool_name in enumerate(LOOKUPS[str(task.meta["kind"])]):
+            result = lookup_value(tool_name, value)
+            if not any(
+                c.name == tool_name and replies.get(c.id) == normalise(result) for c in calls
+            ):
+                call = ToolCall(id=f"oracle_{step}", name=tool_name,
+                                arguments=json.dumps({"name": value}))  # fmt: skip
+                return Message(role="assistant", tool_calls=[call])
+            value = result
+        submit = ToolCall(id="oracle_submit", name="submit_answer",
+                          arguments=json.dumps({"answer": value}))  # fmt: skip
+        return Message(role="assistant", tool_calls=[submit])
+
     def verify(self, task: Task, episode: Any) -> Verdict:
         answer = episode.answer
         if not isinstance(answer, str):
