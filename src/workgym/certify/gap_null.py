@@ -164,7 +164,9 @@ def expectations(cells: list[Measures]) -> npt.NDArray[np.float64]:
     estimates (method of moments: the estimates' variance less their mean sampling variance).
     Without shrinking, a small cell's 0 or 1 would enter the null as a certainty and the null
     would understate the old slope's range (the slope falls as the spread of f grows)."""
-    raw = np.clip(np.array([(c.tf + c.free) / 2.0 for c in cells]), 0.0, 1.0)
+    raw: npt.NDArray[np.float64] = np.clip(
+        np.array([(c.tf + c.free) / 2.0 for c in cells]), 0.0, 1.0
+    )
     if raw.size < 2:
         return raw
     noise = np.array(

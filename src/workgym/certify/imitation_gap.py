@@ -283,9 +283,9 @@ async def measure(
         wins: dict[str, list[float]] = defaultdict(list)
         for episode in run.dir.episodes():
             wins[episode.task_id].append(1.0 if episode.success else 0.0)
-            task = by_id.get(episode.task_id)
-            if oracle is not None and task is not None:
-                labelled = score_episode(oracle, task, episode, label)
+            played_task = by_id.get(episode.task_id)
+            if oracle is not None and played_task is not None:
+                labelled = score_episode(oracle, played_task, episode, label)
                 if labelled is not None:
                     own.append(labelled)
         free[label] = {k: sum(v) / len(v) for k, v in wins.items()}
