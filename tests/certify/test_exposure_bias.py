@@ -112,6 +112,21 @@ def test_lookup_declares_a_state_oracle_that_replays_its_gold_and_recovers() -> 
             if call.name != "submit_answer":
                 reply = lookup_value(call.name, json.loads(call.arguments)["name"])
             messages += [turn, Message(role="tool", tool_call_id=call.id, content=reply)]
+    # a model may reuse a call id: a later failed call under the same id forgets nothing
+    task = next(t for t in env.taskset.split("train") if t.meta["kind"] == "lead_of_person")
+    first = env.oracle(task)[0].tool_calls[0]
+    team = lookup_value("team_of", json.loads(first.arguments)["name"])
+    same = ToolCall(id="call_0", name=first.name, arguments=first.arguments)
+    wrong = ToolCall(id="call_0", name="city_of", arguments=json.dumps({"name": "Nobody"}))
+    messages = [
+        Message(role="user", content=task.prompt),
+        Message(role="assistant", tool_calls=[same]),
+        Message(role="tool", tool_call_id="call_0", content=team),
+        Message(role="assistant", tool_calls=[wrong]),
+        Message(role="tool", tool_call_id="call_0", content="no person 'Nobody'"),
+    ]
+    right = env.next_action(task, messages).tool_calls[0]
+    assert (right.name, json.loads(right.arguments)) == ("lead_of", {"name": team})
 
 
 def test_perfect_teacher_forcing_with_compounding_own_errors_shows_exposure_bias(
@@ -129,6 +144,7 @@ def test_perfect_teacher_forcing_with_compounding_own_errors_shows_exposure_bias
         assert cell.predicted_success == 1.0  # teacher forcing predicts success; none comes
     (row,) = report.exposure
     assert row.exposure_bias == pytest.approx(2 / 3) and row.lower is not None
+    assert row.own_by_position == [1.0, 0.0, 0.0] and set(row.gold_by_position) == {1.0}
     (comp,) = report.compounding
     assert comp.predicted == 1.0 and comp.observed == 0.0 and comp.shortfall == 1.0
     lines = [json.loads(x) for x in (tmp_path / OWN).read_text().splitlines()]

@@ -122,6 +122,10 @@ class ModelExposure(BaseModel):
     lower: float | None
     upper: float | None
     """95% t interval over families (G - 1 df, scipy; families are the clusters)."""
+    gold_by_position: list[float] = []
+    """Gold-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's tasks."""
+    own_by_position: list[float] = []
+    """Own-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's episodes."""
 
 
 class ModelCompounding(BaseModel):
@@ -300,7 +304,11 @@ async def measure(
         models=list(models),
         cells=cells,
         state_oracle=oracle is not None,
-        exposure=exposure_by_model(cells) if oracle is not None else [],
+        exposure=(
+            exposure_by_model(cells, [done[(m, t.id)] for m in models for t in scored], own)
+            if oracle is not None
+            else []
+        ),
         compounding=compounding_by_model(cells),
         agreement=bland_altman([measures(c) for c in cells]),
         null=same_data_null([measures(c) for c in cells]),
@@ -382,9 +390,12 @@ def _t_interval(values: list[float]) -> tuple[float | None, float | None]:
     return mean - half, mean + half
 
 
-def exposure_by_model(cells: list[Cell]) -> list[ModelExposure]:
+def exposure_by_model(
+    cells: list[Cell], gold: list[TaskScore], own: list[OwnScore]
+) -> list[ModelExposure]:
     """Per model, the families' exposure bias averaged (each family weighs the same) with a t
-    interval over families, the clusters: tasks of one family share their phrasing."""
+    interval over families, the clusters: tasks of one family share their phrasing. The
+    per-position curves pool every task (gold) and every episode (own) of the model."""
     rows: list[ModelExposure] = []
     for label in dict.fromkeys(c.model for c in cells):
         mine = [c for c in cells if c.model == label and c.own_step_rate is not None]
@@ -401,6 +412,8 @@ def exposure_by_model(cells: list[Cell]) -> list[ModelExposure]:
                 exposure_bias=sum(biases) / len(biases),
                 lower=lower,
                 upper=upper,
+                gold_by_position=position_accuracy([g for g in gold if g.model == label]),
+                own_by_position=own_position_accuracy([o for o in own if o.model == label]),
             )
         )
     return rows

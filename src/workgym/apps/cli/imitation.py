@@ -116,6 +116,10 @@ def print_report(report: ImitationReport) -> None:
             f"{e.n_families} families (gold prefix {e.gold_prefix:.3f}, own prefix "
             f"{e.own_prefix:.3f}; null 0)"
         )
+        out.print(
+            f"  by step: gold prefix {' '.join(f'{a:.2f}' for a in e.gold_by_position)}; "
+            f"own prefix {' '.join(f'{a:.2f}' for a in e.own_by_position)}"
+        )
     for m in report.compounding:
         out.print(
             f"compounding {m.model}: predicted free success {m.predicted:.3f} from per-step "

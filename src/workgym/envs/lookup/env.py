@@ -144,6 +144,19 @@ def lookup_value(tool_name: str, name: str) -> str:
     return str(PEOPLE_BY_NAME[name][tool_name.removesuffix("_of")])
 
 
+def answered(messages: list[Message]) -> set[tuple[str, str]]:
+    """(tool, normalised reply) of every call a tool replied to. Replies are paired with the
+    calls of the assistant turn just before them (a model may reuse call ids across turns)."""
+    known: set[tuple[str, str]] = set()
+    pending: dict[str, str] = {}
+    for message in messages:
+        if message.role == "assistant":
+            pending = {c.id: c.name for c in message.tool_calls}
+        elif message.role == "tool" and message.tool_call_id in pending:
+            known.add((pending[message.tool_call_id], normalise(message.content)))
+    return known
+
+
 def normalise(text: str) -> str:
     """Case, surrounding space, repeated spaces and one trailing full stop do not count."""
     return re.sub(r"\s+", " ", text).strip().removesuffix(".").strip().casefold()
@@ -289,14 +302,11 @@ class Lookup(Environment):
         step the right one is still the lookup that was missed. From the start this is exactly
         `oracle`'s first turn, and along the gold trajectory it replays `oracle`.
         """
-        replies = {m.tool_call_id: normalise(m.content) for m in messages if m.role == "tool"}
-        calls = [c for m in messages if m.role == "assistant" for c in m.tool_calls]
+        known = answered(messages)
         value = str(task.meta["subject"])
         for step, tool_name in enumerate(LOOKUPS[str(task.meta["kind"])]):
             result = lookup_value(tool_name, value)
-            if not any(
-                c.name == tool_name and replies.get(c.id) == normalise(result) for c in calls
-            ):
+            if (tool_name, normalise(result)) not in known:
                 call = ToolCall(id=f"oracle_{step}", name=tool_name,
                                 arguments=json.dumps({"name": value}))  # fmt: skip
                 return Message(role="assistant", tool_calls=[call])
