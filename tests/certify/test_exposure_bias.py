@@ -262,3 +262,8 @@ def test_the_command_says_when_the_environment_has_no_state_oracle(tmp_path: Pat
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "declares no state-conditional oracle" in text and "exposure bias scripted" not in text
+
+
+def test_the_null_is_not_drawn_from_fewer_than_three_cells() -> None:
+    null = same_data_null([Measures(tf=0.5, free=0.0, gold_steps=(2,), episodes=1)] * 2)
+    assert null.draws == 0 and null.old_slope.observed is None and null.bias.observed is None

@@ -217,6 +217,10 @@ def _stat(observed: float, null: npt.NDArray[np.float64]) -> NullStat:
 def same_data_null(cells: list[Measures], draws: int = DRAWS, seed: int = SEED) -> NullReport:
     """Every statistic observed, and its range when no cell overstates (see the module)."""
     cells = [c for c in cells if c.gold_steps and c.episodes > 0]
+    if len(cells) < 3:  # no slope is estimable from fewer points; say so, draw nothing
+        empty = NullStat(observed=None, null_lower=None, null_upper=None, p_two_sided=None)
+        return NullReport(draws=0, seed=seed, estimable_draws=0, old_slope=empty,
+                          agreement_slope=empty, bias=empty)  # fmt: skip
     tf = np.array([c.tf for c in cells])
     free = np.array([c.free for c in cells])
     sim_tf, sim_free = simulate(cells, expectations(cells), draws, np.random.default_rng(seed))
@@ -227,9 +231,7 @@ def same_data_null(cells: list[Measures], draws: int = DRAWS, seed: int = SEED) 
         draws=draws,
         seed=seed,
         estimable_draws=int(both.sum()),
-        old_slope=_stat(float(old_slope(tf, free)) if cells else math.nan, null_old),
-        agreement_slope=_stat(float(agreement_slope(tf, free)) if cells else math.nan, null_agree),
-        bias=_stat(
-            float((tf - free).mean()) if cells else math.nan, (sim_tf - sim_free).mean(axis=1)
-        ),
+        old_slope=_stat(float(old_slope(tf, free)), null_old),
+        agreement_slope=_stat(float(agreement_slope(tf, free)), null_agree),
+        bias=_stat(float((tf - free).mean()), (sim_tf - sim_free).mean(axis=1)),
     )

@@ -132,10 +132,15 @@ def print_report(report: ImitationReport) -> None:
         f"slope on the mean {_num(a.slope, '+.3f')} "
         f"[{_num(a.slope_lower, '+.3f')}, {_num(a.slope_upper, '+.3f')}]"
     )
-    for name, stat in (
-        ("bias", null.bias), ("Bland-Altman slope", null.agreement_slope),
+    drawn = [
+        ("bias", null.bias),
+        ("Bland-Altman slope", null.agreement_slope),
         ("old slope", null.old_slope),
-    ):  # fmt: skip
+    ]
+    if null.draws == 0:
+        out.print("same-data null: not drawn (fewer than 3 cells with tasks and free episodes)")
+        drawn = []
+    for name, stat in drawn:
         out.print(
             f"same-data null ({null.draws} draws, seed {null.seed}), {name}: observed "
             f"{_num(stat.observed, '+.3f')}, null 95% range [{_num(stat.null_lower, '+.3f')}, "
