@@ -296,7 +296,7 @@ async def measure(
         played[label] = {k: len(v) for k, v in wins.items()}
     # Recomputed from the free runs on every call (no model call), so it is never stale.
     (out / OWN).write_text("".join(o.model_dump_json() + "\n" for o in own))
-    cells = build_cells(models, scored, done, free, played, own if oracle else None)
+    cells = build_cells(models, scored, done, free, played, own if oracle is not None else None)
     report = ImitationReport(
         env_id=env.id,
         env_hash=env.content_hash(),
