@@ -133,11 +133,11 @@ def test_slope_is_fitted_over_models_and_a_rerun_appends_nothing(tmp_path: Path)
     x = [1 - c.free_success for c in report.cells]
     y = [c.gap for c in report.cells]
     expected = ols_slope(x, y)
-    assert report.slope.slope == pytest.approx(expected.slope) == pytest.approx(0.25)
+    assert report.old_slope.slope == pytest.approx(expected.slope) == pytest.approx(0.25)
     families = {c.family for c in report.cells}
-    assert len(families) >= 2 and report.slope.n_points == 3 * len(families)
+    assert len(families) >= 2 and report.old_slope.n_points == 3 * len(families)
     saved = json.loads((tmp_path / REPORT).read_text())
-    assert saved["slope"]["slope"] == pytest.approx(0.25)
+    assert saved["old_slope"]["slope"] == pytest.approx(0.25)
     assert (tmp_path / "imitation.png").stat().st_size > 0
     before = (tmp_path / SCORES).read_text()
     run(TwoStep(), models, tmp_path)

@@ -1,24 +1,30 @@
 """The imitation gap: teacher-forced score against free-running success, per family and model.
 
 The claim under test: scoring a model by imitation (at each step, given the gold prefix, does it
-pick the gold action?) overstates what it can do on its own, and more so the more room there is
-to fail. For each model (a base model, checkpoints along training, an SFT checkpoint) and each
-family, this puts two numbers side by side on the same tasks:
+pick the gold action?) overstates what it can do on its own. For each model (a base model,
+checkpoints along training, an SFT checkpoint) and each family, this puts side by side, on the
+same tasks:
 
-- teacher-forced: the per-step rate (the share of gold steps the model matched given the gold
-  prefix: what an imitation metric reports), the all-steps rate (every step of a task matched),
-  and the gold trajectory's mean token log-likelihood;
+- teacher-forced (gold prefix): the per-step rate, the all-steps rate (every step of a task
+  matched) and the gold trajectory's mean token log-likelihood;
+- own prefix: the per-step rate of the model's free-running steps, each labelled by the
+  environment's state-conditional oracle (`core.next_action`), where the environment has one;
 - free-running: the success rate of the same model in the real episode loop (a normal resumable
   run directory under `out/free/`).
 
-The gap is the per-step rate minus free-running success; the slope of the gap against (1 -
-free-running success) over all (family, model) cells, with its 95% interval, is the headline
-number. The all-steps rate is reported beside it but cannot overstate under greedy decoding with
-deterministic tools: a model that matches every gold step replays the gold trajectory exactly,
-so it also succeeds free-running (all-steps <= free success, up to sampling and to greedy
-decoding's dependence on the other episodes in a local model's batch: docs/imitation.md).
+The headline numbers (docs/imitation.md): **exposure bias**, gold-prefix minus own-prefix
+per-step accuracy (one unit, null 0: `exposure_bias`); the **compounding check**, the success
+the per-step teacher-forced accuracies predict against observed free success; and the
+**Bland-Altman** fit of tf - f against the mean of the two, with a **same-data null**
+(`gap_null`) in which no cell overstates. The old slope of (tf - f) on (1 - f) is kept as a
+labelled secondary number: f is on both axes, so it is positive for any imperfect metric.
+
+The all-steps rate cannot overstate under greedy decoding with deterministic tools: a model that
+matches every gold step replays the gold trajectory exactly, so it also succeeds free-running
+(up to greedy decoding's dependence on the other episodes in a local model's batch).
 Everything is resumable: teacher-forced results are appended to `out/teacher_forced.jsonl` per
-(model, task) and skipped on a re-run; free-running runs resume like any `workgym eval`.
+(model, task) and skipped on a re-run; free-running runs resume like any `workgym eval`; the
+own-prefix labels are recomputed from those runs (no model call) into `out/own_prefix.jsonl`.
 """
 
 from __future__ import annotations
@@ -32,7 +38,24 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from workgym.certify.exposure_bias import (
+    OWN,
+    OwnScore,
+    own_position_accuracy,
+    own_rate_by_task,
+    position_accuracy,
+    predicted_success,
+    score_episode,
+)
+from workgym.certify.gap_null import (
+    AgreementFit,
+    Measures,
+    NullReport,
+    bland_altman,
+    same_data_null,
+)
 from workgym.certify.teacher_forcing import TaskScore, score_task
+from workgym.core.next_action import next_action_oracle
 from workgym.run.gold import gold_trajectory
 
 if TYPE_CHECKING:
@@ -62,15 +85,68 @@ class Cell(BaseModel):
     """Success rate in the real episode loop (mean over epochs and tasks)."""
     mean_logprob: float | None = None
     """Mean gold-token log-likelihood, for models that score tokens (`hf/`)."""
+    gold_steps: list[int] = []
+    """Gold steps of each task (the same-data null draws this many steps per task)."""
+    free_episodes: int = 0
+    """Free-running episodes played in this cell."""
+    own_step_rate: float | None = None
+    """Mean over tasks of the own-prefix per-step rate (None: no state-conditional oracle)."""
+    tf_by_position: list[float] = []
+    """Gold-prefix accuracy at the 1st, 2nd, ... step, over the tasks that have it."""
+    own_by_position: list[float] = []
+    """Own-prefix accuracy at the 1st, 2nd, ... step, over the episodes that reached it."""
+    predicted_success: float | None = None
+    """Success predicted from `tf_by_position` (independent steps, any miss loses the task)."""
 
     @property
     def gap(self) -> float:
-        """Teacher-forced per-step rate minus free-running success."""
+        """Teacher-forced per-step rate minus free-running success (the old, mixed-unit gap)."""
         return self.tf_step_rate - self.free_success
+
+    @property
+    def exposure_bias(self) -> float | None:
+        """Gold-prefix minus own-prefix per-step accuracy: one unit, null 0."""
+        return None if self.own_step_rate is None else self.tf_step_rate - self.own_step_rate
+
+
+class ModelExposure(BaseModel):
+    """Exposure bias of one model: the mean over its families of the cells' exposure bias."""
+
+    model: str
+    n_families: int
+    gold_prefix: float
+    """Mean gold-prefix per-step accuracy over the families."""
+    own_prefix: float
+    """Mean own-prefix per-step accuracy over the families."""
+    exposure_bias: float
+    lower: float | None
+    upper: float | None
+    """95% t interval over families (G - 1 df, scipy; families are the clusters)."""
+    gold_by_position: list[float] = []
+    """Gold-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's tasks."""
+    own_by_position: list[float] = []
+    """Own-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's episodes."""
+
+
+class ModelCompounding(BaseModel):
+    """The compounding check of one model: predicted against observed free success."""
+
+    model: str
+    predicted: float
+    """Mean over families of the success the per-step teacher-forced accuracies predict."""
+    observed: float
+    """Mean over families of the observed free-running success."""
+
+    @property
+    def shortfall(self) -> float:
+        """Predicted minus observed: positive when free running loses more than the per-step
+        rates predict (errors compound beyond independent misses)."""
+        return self.predicted - self.observed
 
 
 class Slope(BaseModel):
-    """The fitted line gap = a + b (1 - free-running success), over every cell."""
+    """The old fitted line gap = a + b (1 - free-running success), over every cell. Secondary:
+    f is on both axes, so b = 1 - slope(tf on f), positive for any imperfect metric."""
 
     slope: float | None
     lower: float | None
@@ -88,7 +164,20 @@ class ImitationReport(BaseModel):
     split: str
     models: list[str]
     cells: list[Cell]
-    slope: Slope
+    state_oracle: bool
+    """The environment declares a state-conditional oracle, so own-prefix accuracy and exposure
+    bias are measured; otherwise teacher-forced against free-running only."""
+    exposure: list[ModelExposure]
+    """Exposure bias per model (empty without a state-conditional oracle)."""
+    compounding: list[ModelCompounding]
+    """Predicted against observed free success, per model."""
+    agreement: AgreementFit
+    """Bland-Altman: tf - f against (tf + f) / 2 over every cell."""
+    null: NullReport
+    """The same-data null (equal expectations per cell) for the old slope and Bland-Altman."""
+    old_slope: Slope
+    """Secondary, definitional: the old slope of (tf - f) on (1 - f); read it against
+    `null.old_slope`, never against 0."""
     skipped: dict[str, str]
     """Tasks left out (no oracle, or the oracle does not solve them) and why."""
     scripted: bool
@@ -178,6 +267,10 @@ async def measure(
                 sink.flush()
                 done[(label, task.id)] = score
     free: dict[str, dict[str, float]] = {}
+    played: dict[str, dict[str, int]] = {}
+    oracle = next_action_oracle(env)
+    by_id = {t.id: t for t in scored}
+    own: list[OwnScore] = []
     for label, model in models.items():
         run = await eval_async(
             env,
@@ -194,15 +287,32 @@ async def measure(
         wins: dict[str, list[float]] = defaultdict(list)
         for episode in run.dir.episodes():
             wins[episode.task_id].append(1.0 if episode.success else 0.0)
+            played_task = by_id.get(episode.task_id)
+            if oracle is not None and played_task is not None:
+                labelled = score_episode(oracle, played_task, episode, label)
+                if labelled is not None:
+                    own.append(labelled)
         free[label] = {k: sum(v) / len(v) for k, v in wins.items()}
-    cells = build_cells(models, scored, done, free)
+        played[label] = {k: len(v) for k, v in wins.items()}
+    # Recomputed from the free runs on every call (no model call), so it is never stale.
+    (out / OWN).write_text("".join(o.model_dump_json() + "\n" for o in own))
+    cells = build_cells(models, scored, done, free, played, own if oracle is not None else None)
     report = ImitationReport(
         env_id=env.id,
         env_hash=env.content_hash(),
         split=split,
         models=list(models),
         cells=cells,
-        slope=fit(cells),
+        state_oracle=oracle is not None,
+        exposure=(
+            exposure_by_model(cells, [done[(m, t.id)] for m in models for t in scored], own)
+            if oracle is not None
+            else []
+        ),
+        compounding=compounding_by_model(cells),
+        agreement=bland_altman([measures(c) for c in cells]),
+        null=same_data_null([measures(c) for c in cells]),
+        old_slope=fit(cells),
         skipped=skipped,
         scripted=all(name.startswith("scripted/") for name in (m.name for m in models.values())),
     )
@@ -216,15 +326,24 @@ def build_cells(
     tasks: list[Task],
     scores: dict[tuple[str, str], TaskScore],
     free: dict[str, dict[str, float]],
+    played: dict[str, dict[str, int]] | None = None,
+    own: list[OwnScore] | None = None,
 ) -> list[Cell]:
+    """One cell per (model, family); `own` is None when the environment has no state oracle."""
     cells: list[Cell] = []
     families = sorted({t.family for t in tasks})
+    own_by: dict[tuple[str, str], list[OwnScore]] = defaultdict(list)
+    for o in own or []:
+        own_by[(o.model, o.family)].append(o)
     for label in models:
         for family in families:
             mine = [scores[(label, t.id)] for t in tasks if t.family == family]
             if not mine:
                 continue
             logps = [s.mean_logprob for s in mine if s.mean_logprob is not None]
+            ids = {s.task_id for s in mine}
+            theirs = [o for o in own_by[(label, family)] if o.task_id in ids]
+            own_rates = own_rate_by_task(theirs)
             cells.append(
                 Cell(
                     model=label,
@@ -234,38 +353,145 @@ def build_cells(
                     tf_all_steps=sum(s.all_steps for s in mine) / len(mine),
                     free_success=sum(free[label].get(s.task_id, 0.0) for s in mine) / len(mine),
                     mean_logprob=sum(logps) / len(logps) if logps else None,
+                    gold_steps=[len(s.steps) for s in mine],
+                    free_episodes=sum((played or {}).get(label, {}).get(i, 0) for i in ids),
+                    # A task the model never got to act in (every episode errored) counts as
+                    # no step right, like its free-running success.
+                    own_step_rate=(
+                        sum(own_rates.get(s.task_id, 0.0) for s in mine) / len(mine)
+                        if own is not None
+                        else None
+                    ),
+                    tf_by_position=position_accuracy(mine),
+                    own_by_position=own_position_accuracy(theirs),
+                    predicted_success=predicted_success(mine),
                 )
             )
     return cells
 
 
+def measures(cell: Cell) -> Measures:
+    return Measures(
+        tf=cell.tf_step_rate,
+        free=cell.free_success,
+        gold_steps=tuple(n for n in cell.gold_steps if n > 0),
+        episodes=cell.free_episodes,
+    )
+
+
+def _t_interval(values: list[float]) -> tuple[float | None, float | None]:
+    from scipy import stats as st
+
+    if len(values) < 2:
+        return None, None
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    half = float(st.t.ppf(0.975, len(values) - 1)) * sd / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+def exposure_by_model(
+    cells: list[Cell], gold: list[TaskScore], own: list[OwnScore]
+) -> list[ModelExposure]:
+    """Per model, the families' exposure bias averaged (each family weighs the same) with a t
+    interval over families, the clusters: tasks of one family share their phrasing. The
+    per-position curves pool every task (gold) and every episode (own) of the model."""
+    rows: list[ModelExposure] = []
+    for label in dict.fromkeys(c.model for c in cells):
+        mine = [c for c in cells if c.model == label and c.own_step_rate is not None]
+        if not mine:
+            continue
+        biases = [c.exposure_bias or 0.0 for c in mine]
+        lower, upper = _t_interval(biases)
+        rows.append(
+            ModelExposure(
+                model=label,
+                n_families=len(mine),
+                gold_prefix=sum(c.tf_step_rate for c in mine) / len(mine),
+                own_prefix=sum(c.own_step_rate or 0.0 for c in mine) / len(mine),
+                exposure_bias=sum(biases) / len(biases),
+                lower=lower,
+                upper=upper,
+                gold_by_position=position_accuracy([g for g in gold if g.model == label]),
+                own_by_position=own_position_accuracy([o for o in own if o.model == label]),
+            )
+        )
+    return rows
+
+
+def compounding_by_model(cells: list[Cell]) -> list[ModelCompounding]:
+    rows: list[ModelCompounding] = []
+    for label in dict.fromkeys(c.model for c in cells):
+        mine = [c for c in cells if c.model == label and c.predicted_success is not None]
+        if mine:
+            rows.append(
+                ModelCompounding(
+                    model=label,
+                    predicted=sum(c.predicted_success or 0.0 for c in mine) / len(mine),
+                    observed=sum(c.free_success for c in mine) / len(mine),
+                )
+            )
+    return rows
+
+
 def plot(report: ImitationReport, path: Path) -> None:
-    """Gap against room to fail, one colour per model, with the fitted line."""
+    """Three panels, one colour per model: Bland-Altman (tf - f against the mean of the two,
+    with the null's range of the bias), own-prefix against gold-prefix step accuracy (the
+    diagonal is no exposure bias), and predicted against observed free success."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    # Cells of 1-2 tasks share a few coordinates; each model is drawn a little to the side of the
-    # others (the fit uses the true values) so that no model hides behind another.
+    fig, (ba, eb, comp) = plt.subplots(1, 3, figsize=(13.5, 4.4))
+    # Small cells share a few coordinates; each model is drawn a little to the side of the
+    # others (the fits use the true values) so that no model hides behind another.
     step = 0.012
     for i, label in enumerate(report.models):
         mine = [c for c in report.cells if c.model == label]
         shift = (i - (len(report.models) - 1) / 2) * step
-        xs = [1 - c.free_success + shift for c in mine]
-        ax.scatter(xs, [c.gap for c in mine], label=label, s=28, alpha=0.8)
-    s = report.slope
-    if s.slope is not None and s.intercept is not None:
-        ax.plot([0, 1], [s.intercept, s.intercept + s.slope], color="black", lw=1)
-        ci = "" if s.lower is None else f" [{s.lower:.2f}, {s.upper:.2f}]"
-        ax.set_title(f"slope {s.slope:.2f}{ci} over {s.n_points} (family, model) points")
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.set_xlabel("1 - free-running success (models offset sideways)")
-    ax.set_ylabel("teacher-forced step rate - free-running success")
+        means = [(c.tf_step_rate + c.free_success) / 2 + shift for c in mine]
+        ba.scatter(means, [c.gap for c in mine], label=label, s=24, alpha=0.8)
+        own = [c for c in mine if c.own_step_rate is not None]
+        eb.scatter(
+            [c.tf_step_rate + shift for c in own],
+            [(c.own_step_rate or 0.0) + shift for c in own],
+            s=24,
+            alpha=0.8,
+        )
+        comp.scatter(
+            [(c.predicted_success or 0.0) + shift for c in mine],
+            [c.free_success + shift for c in mine],
+            s=24,
+            alpha=0.8,
+        )
+    a = report.agreement
+    if a.slope is not None and a.intercept is not None:
+        ba.plot([0, 1], [a.intercept, a.intercept + a.slope], color="black", lw=1)
+    if a.bias is not None:
+        ba.axhline(a.bias, color="black", lw=0.8, ls="--")
+    nb = report.null.bias
+    if nb.null_lower is not None and nb.null_upper is not None:
+        ba.axhspan(nb.null_lower, nb.null_upper, color="grey", alpha=0.2, label="null bias 95%")
+    ba.axhline(0, color="grey", lw=0.5)
+    ba.set_xlabel("(tf step rate + free success) / 2")
+    ba.set_ylabel("tf step rate - free success")
+    ba.set_title("Bland-Altman" + ("" if a.slope is None else f": slope {a.slope:.2f}"))
+    eb.plot([0, 1], [0, 1], color="grey", lw=0.5)
+    eb.set_xlabel("gold-prefix step accuracy")
+    eb.set_ylabel("own-prefix step accuracy")
+    eb.set_title(
+        "exposure bias: below the diagonal"
+        if report.state_oracle
+        else "no state-conditional oracle: not measured"
+    )
+    comp.plot([0, 1], [0, 1], color="grey", lw=0.5)
+    comp.set_xlabel("success predicted from tf step accuracies")
+    comp.set_ylabel("observed free success")
+    comp.set_title("compounding check")
     if report.scripted:
-        ax.text(0.02, 0.95, "test doubles: plumbing only", transform=ax.transAxes, va="top")
-    ax.legend(fontsize=7)
+        ba.text(0.02, 0.95, "test doubles: plumbing only", transform=ba.transAxes, va="top")
+    ba.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -274,6 +500,6 @@ def plot(report: ImitationReport, path: Path) -> None:
 def summary_rows(report: ImitationReport) -> list[dict[str, Any]]:
     """The report as table rows (the CLI prints these)."""
     return [
-        {**json.loads(c.model_dump_json()), "gap": c.gap}
+        {**json.loads(c.model_dump_json()), "gap": c.gap, "exposure_bias": c.exposure_bias}
         for c in sorted(report.cells, key=lambda c: (c.model, c.family))
     ]

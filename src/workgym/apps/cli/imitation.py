@@ -1,21 +1,24 @@
 """`workgym imitation-gap ENV --model M [--checkpoints C ...]`: does imitation overstate skill?
 
-Scores each model teacher-forced (the gold prefix at every step) and free-running (the real
-episode loop) on the same tasks, per family, and fits the gap against the room to fail. Heavy
-imports stay inside the command so `workgym --help` stays fast.
+Scores each model teacher-forced (the gold prefix at every step), on its own prefix (where the
+environment has a state-conditional oracle) and free-running (the real episode loop) on the same
+tasks, per family. Heavy imports stay inside the command so `workgym --help` stays fast.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from workgym.apps.cli.env_options import ImportModules, load_env
+
+if TYPE_CHECKING:
+    from workgym.certify.imitation_gap import ImitationReport
 
 out = Console(soft_wrap=True)
 
@@ -38,7 +41,8 @@ def imitation_gap_cmd(
     progress: bool = True,
     imports: ImportModules = None,
 ) -> None:
-    """Teacher-forced score vs free-running success, per family and model, with the slope."""
+    """Exposure bias, the compounding check and Bland-Altman with a same-data null, per family
+    and model (teacher-forced against free-running; the old slope as a secondary number)."""
     from workgym.certify.imitation_gap import PLOT, REPORT, measure, slug
     from workgym.certify.teacher_forcing import as_scorer
     from workgym.core.errors import ConfigError
@@ -68,33 +72,93 @@ def imitation_gap_cmd(
             progress=progress,
         )
     )
-    table = Table(title=f"imitation gap on {environment.id} ({split})")
-    for col in ("model", "family", "n", "tf step", "tf all", "free", "gap", "gold logp/tok"):
+    print_report(report)
+    out.print(f"report: {target / REPORT}\nplot: {target / PLOT}")
+
+
+def _num(value: float | None, fmt: str = ".3f") -> str:
+    return "n/a" if value is None else format(value, fmt)
+
+
+def print_report(report: ImitationReport) -> None:
+    """The cells, then exposure bias, the compounding check, Bland-Altman with its same-data
+    null, and last the old slope, labelled as the definitional number it is."""
+    table = Table(title=f"imitation gap on {report.env_id} ({report.split})")
+    for col in (
+        "model", "family", "n", "tf step", "own step", "exposure", "tf all", "predicted",
+        "free", "tf - free", "gold logp/tok",
+    ):  # fmt: skip
         table.add_column(col)
     for c in sorted(report.cells, key=lambda c: (c.model, c.family)):
-        logp = "-" if c.mean_logprob is None else f"{c.mean_logprob:.3f}"
         table.add_row(
             c.model,
             c.family,
             str(c.n_tasks),
             f"{c.tf_step_rate:.2f}",
+            _num(c.own_step_rate, ".2f"),
+            _num(c.exposure_bias, "+.2f"),
             f"{c.tf_all_steps:.2f}",
+            _num(c.predicted_success, ".2f"),
             f"{c.free_success:.2f}",
             f"{c.gap:+.2f}",
-            logp,
+            _num(c.mean_logprob),
         )
     out.print(table)
-    s = report.slope
+    if not report.state_oracle:
+        out.print(
+            f"{report.env_id} declares no state-conditional oracle (next_action): own-prefix "
+            "accuracy and exposure bias are not measured; teacher-forced against free-running only"
+        )
+    for e in report.exposure:
+        ci = "n/a" if e.lower is None else f"[{e.lower:+.3f}, {_num(e.upper, '+.3f')}]"
+        out.print(
+            f"exposure bias {e.model}: {e.exposure_bias:+.3f}, 95% CI {ci} over "
+            f"{e.n_families} families (gold prefix {e.gold_prefix:.3f}, own prefix "
+            f"{e.own_prefix:.3f}; null 0)"
+        )
+        out.print(
+            f"  by step: gold prefix {' '.join(f'{a:.2f}' for a in e.gold_by_position)}; "
+            f"own prefix {' '.join(f'{a:.2f}' for a in e.own_by_position)}"
+        )
+    for m in report.compounding:
+        out.print(
+            f"compounding {m.model}: predicted free success {m.predicted:.3f} from per-step "
+            f"teacher-forced accuracy, observed {m.observed:.3f} (shortfall {m.shortfall:+.3f})"
+        )
+    a, null = report.agreement, report.null
+    out.print(
+        f"Bland-Altman over {a.n_points} cells: bias (tf - free) {_num(a.bias, '+.3f')}, "
+        f"limits of agreement [{_num(a.lower_limit, '+.3f')}, {_num(a.upper_limit, '+.3f')}], "
+        f"slope on the mean {_num(a.slope, '+.3f')} "
+        f"[{_num(a.slope_lower, '+.3f')}, {_num(a.slope_upper, '+.3f')}]"
+    )
+    drawn = [
+        ("bias", null.bias),
+        ("Bland-Altman slope", null.agreement_slope),
+        ("old slope", null.old_slope),
+    ]
+    if null.draws == 0:
+        out.print("same-data null: not drawn (fewer than 3 cells with tasks and free episodes)")
+        drawn = []
+    for name, stat in drawn:
+        out.print(
+            f"same-data null ({null.draws} draws, seed {null.seed}), {name}: observed "
+            f"{_num(stat.observed, '+.3f')}, null 95% range [{_num(stat.null_lower, '+.3f')}, "
+            f"{_num(stat.null_upper, '+.3f')}], p {_num(stat.p_two_sided)}"
+        )
+    s = report.old_slope
     if s.slope is None:
-        out.print(f"slope: not estimable from {s.n_points} point(s) (need spread in success)")
+        out.print(f"old slope (secondary): not estimable from {s.n_points} point(s)")
     else:
-        ci = "n/a" if s.lower is None else f"[{s.lower:.3f}, {s.upper:.3f}]"
-        out.print(f"slope of gap on (1 - success): {s.slope:.3f}, 95% CI {ci}, n={s.n_points}")
+        ci = "n/a" if s.lower is None else f"[{s.lower:.3f}, {_num(s.upper)}]"
+        out.print(
+            f"old slope (secondary, definitional: f on both axes; read against the null): "
+            f"(tf - free) on (1 - free) {s.slope:.3f}, 95% CI {ci}, n={s.n_points}"
+        )
     if report.scripted:
         out.print("note: every model is a test double; these numbers check the plumbing only")
     if report.skipped:
         out.print(f"skipped {len(report.skipped)} task(s) without a gold trajectory")
-    out.print(f"report: {target / REPORT}\nplot: {target / PLOT}")
 
 
 def register(app: typer.Typer) -> None:

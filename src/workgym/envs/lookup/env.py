@@ -144,6 +144,19 @@ def lookup_value(tool_name: str, name: str) -> str:
     return str(PEOPLE_BY_NAME[name][tool_name.removesuffix("_of")])
 
 
+def answered(messages: list[Message]) -> set[tuple[str, str]]:
+    """(tool, normalised reply) of every call a tool replied to. Replies are paired with the
+    calls of the assistant turn just before them (a model may reuse call ids across turns)."""
+    known: set[tuple[str, str]] = set()
+    pending: dict[str, str] = {}
+    for message in messages:
+        if message.role == "assistant":
+            pending = {c.id: c.name for c in message.tool_calls}
+        elif message.role == "tool" and message.tool_call_id in pending:
+            known.add((pending[message.tool_call_id], normalise(message.content)))
+    return known
+
+
 def normalise(text: str) -> str:
     """Case, surrounding space, repeated spaces and one trailing full stop do not count."""
     return re.sub(r"\s+", " ", text).strip().removesuffix(".").strip().casefold()
@@ -277,6 +290,30 @@ class Lookup(Environment):
         submit = ToolCall(id="oracle_submit", name="submit_answer",
                           arguments=json.dumps({"answer": value}))  # fmt: skip
         return [*turns, Message(role="assistant", tool_calls=[submit])]
+
+    def next_action(self, task: Task, messages: list[Message]) -> Message:
+        """The right next call from any state of an episode (`core.next_action`).
+
+        The directory is read-only, so a state is what the conversation already knows: the
+        first lookup of the task's chain whose value no earlier call returned is the right next
+        call (its argument the value the chain has reached), and when every value is known, the
+        submission of the last one. A call counts as known when a tool reply to it holds the
+        value the lookup returns; a failed or misdirected call teaches nothing, so after a wrong
+        step the right one is still the lookup that was missed. From the start this is exactly
+        `oracle`'s first turn, and along the gold trajectory it replays `oracle`.
+        """
+        known = answered(messages)
+        value = str(task.meta["subject"])
+        for step, tool_name in enumerate(LOOKUPS[str(task.meta["kind"])]):
+            result = lookup_value(tool_name, value)
+            if (tool_name, normalise(result)) not in known:
+                call = ToolCall(id=f"oracle_{step}", name=tool_name,
+                                arguments=json.dumps({"name": value}))  # fmt: skip
+                return Message(role="assistant", tool_calls=[call])
+            value = result
+        submit = ToolCall(id="oracle_submit", name="submit_answer",
+                          arguments=json.dumps({"answer": value}))  # fmt: skip
+        return Message(role="assistant", tool_calls=[submit])
 
     def verify(self, task: Task, episode: Any) -> Verdict:
         answer = episode.answer

@@ -1,0 +1,125 @@
+"""Exposure bias in one unit: a model's step accuracy on the gold prefix against its own prefix.
+
+Teacher forcing asks, at each step of the gold trajectory, whether the model's next action is the
+gold one. Exposure bias is what that leaves out: in its own episodes the model conditions on
+its own earlier steps, and an imitation-trained model may do worse there than on the gold
+prefixes it was trained on (Arora et al. 2022, "Why Exposure Bias Matters"). Both numbers here
+are *per-step action accuracies*, so their difference has null 0 and no free-success term in it
+(unlike the old gap, per-step rate minus task success, whose slope against 1 - success is mostly
+definitional: docs/imitation.md):
+
+- gold-prefix accuracy: the teacher-forced per-step rate (`teacher_forcing`);
+- own-prefix accuracy: every assistant step of the model's free-running episodes, labelled by
+  the environment's state-conditional oracle (`core.next_action`): was it the right next action
+  from the state the model itself had reached? Compared with the same `action_key` as teacher
+  forcing, so the two rates are one unit.
+
+Exposure bias = gold-prefix accuracy - own-prefix accuracy, per task (epochs averaged), then
+per cell. Positive: the model is worse on its own prefixes than on the gold ones.
+
+The compounding prediction sets the per-step teacher-forced accuracy beside observed free
+success: if steps failed independently at their teacher-forced rates and any failed step lost
+the task, a task of n steps would succeed with the product of the per-position accuracies.
+Observed free success below that prediction is the compounding teacher forcing hides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from workgym.certify.teacher_forcing import StepScore, TaskScore, action_key, action_text
+
+if TYPE_CHECKING:
+    from workgym.core.episode import Episode
+    from workgym.core.next_action import NextActionOracle
+    from workgym.core.tasks import Task
+
+OWN = "own_prefix.jsonl"
+
+
+class OwnScore(BaseModel):
+    """One free-running episode, every assistant step labelled by the state-conditional oracle."""
+
+    model: str
+    task_id: str
+    family: str
+    epoch: int
+    success: bool
+    steps: list[StepScore]
+    """One entry per assistant step of the episode; `gold` is the oracle's label there."""
+
+    @property
+    def step_rate(self) -> float:
+        """Share of the episode's own steps that were the right next action."""
+        return sum(s.matched for s in self.steps) / len(self.steps) if self.steps else 0.0
+
+
+def score_episode(
+    oracle: NextActionOracle, task: Task, episode: Episode, model: str
+) -> OwnScore | None:
+    """Label each assistant step of an episode; None for an episode without one (it errored
+    before the model answered, so there is no own step to label)."""
+    steps: list[StepScore] = []
+    for i, message in enumerate(episode.messages):
+        if message.role != "assistant":
+            continue
+        right = oracle.next_action(task, episode.messages[:i])
+        steps.append(
+            StepScore(
+                index=i,
+                matched=action_key(message) == action_key(right),
+                predicted=action_text(message),
+                gold=action_text(right),
+            )
+        )
+    if not steps:
+        return None
+    return OwnScore(
+        model=model,
+        task_id=task.id,
+        family=task.family,
+        epoch=episode.epoch,
+        success=episode.success,
+        steps=steps,
+    )
+
+
+def own_rate_by_task(scores: list[OwnScore]) -> dict[str, float]:
+    """Own-prefix per-step rate per task, epochs averaged (each episode weighs the same)."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for score in scores:
+        by_task[score.task_id].append(score.step_rate)
+    return {k: sum(v) / len(v) for k, v in by_task.items()}
+
+
+def position_accuracy(scores: list[TaskScore]) -> list[float]:
+    """Gold-prefix accuracy at each step position (1st, 2nd, ...), over the tasks that have it."""
+    hits: dict[int, list[bool]] = defaultdict(list)
+    for score in scores:
+        for k, step in enumerate(score.steps):
+            hits[k].append(step.matched)
+    return [sum(hits[k]) / len(hits[k]) for k in range(len(hits))]
+
+
+def own_position_accuracy(scores: list[OwnScore]) -> list[float]:
+    """Own-prefix accuracy at each step position, over the episodes that reached it."""
+    hits: dict[int, list[bool]] = defaultdict(list)
+    for score in scores:
+        for k, step in enumerate(score.steps):
+            hits[k].append(step.matched)
+    return [sum(hits[k]) / len(hits[k]) for k in range(len(hits))]
+
+
+def predicted_success(scores: list[TaskScore]) -> float:
+    """Mean over tasks of the product of the per-position gold-prefix accuracies up to the
+    task's length: the success the teacher-forced rates predict if errors were independent and
+    each lost the task. (Per task, greedy matches are 0 or 1, so the product is taken over the
+    cell's per-position rates, not the task's own matches, which would give the all-steps rate.)"""
+    if not scores:
+        return math.nan
+    rates = position_accuracy(scores)
+    return sum(math.prod(rates[: len(s.steps)]) for s in scores) / len(scores)
