@@ -178,7 +178,7 @@ def test_copies_hide_the_plant(nyc_inv: tuple[WarehouseEnv, Investigations]) -> 
         data = path.read_bytes()
         for word in [*PLANTED, NORMAL, "manifest", "plant"]:
             assert word.encode() not in data
-        con = duckdb.connect(str(path), read_only=True)
+        con = open_duckdb(path)  # the agent's config: an episode may hold this file open
         counts.add(con.execute("SELECT count(*) FROM flights").fetchone())
         con.close()
     assert len(counts) == N_TASKS
