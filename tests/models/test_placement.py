@@ -67,7 +67,7 @@ def test_explicit_choices_override_and_training_keeps_float32(
 
 def test_an_unusable_or_misspelt_choice_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     machine(monkeypatch)
-    with pytest.raises(ConfigError, match="torch sees no CUDA device.*--device cpu"):
+    with pytest.raises(ConfigError, match=r"torch sees no CUDA device.*--device cpu"):
         choose("cuda")
     with pytest.raises(ConfigError, match="torch sees no MPS device"):
         choose("mps")
