@@ -121,6 +121,8 @@ def test_eval_records_device_and_dtype_in_run_json(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     spec = json.loads((tmp_path / "run" / "run.json").read_text())
     assert spec["placement"] == {"device": "cpu", "dtype": "float32"}
+    episodes = (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"] for line in episodes] != ["error"]
     bad = CliRunner().invoke(
         app, ["eval", "workgym/toy-shop", "--model", tiny_model(0).name, "--dtype", "int4"]
     )

@@ -98,15 +98,6 @@ class Policy:
             out["placement"] = self.placement.describe()
         return out
 
-
-def recorded_placement(policy: dict[str, Any]) -> Placement | None:
-    """The placement a policy record (run.json's `policy`) implies: its own, the CPU's float32
-    for an `hf/` model that records none, None for a model with no local weights."""
-    given = policy.get("placement")
-    if isinstance(given, dict):
-        return Placement(str(given.get("device")), str(given.get("dtype")))
-    return CPU_FLOAT32 if str(policy.get("model", "")).startswith("hf/") else None
-
     def system_text(self, env: Environment) -> str:
         parts = [env.instructions, self.system_prompt]
         if self.playbook:
@@ -170,3 +161,12 @@ async def run_episode(
     anything the model *says* is handled inside the episode and never raises.
     """
     return await policy.play(env, task, seed=seed, epoch=epoch, split=split)
+
+
+def recorded_placement(policy: dict[str, Any]) -> Placement | None:
+    """The placement a policy record (run.json's `policy`) implies: its own, the CPU's float32
+    for an `hf/` model that records none, None for a model with no local weights."""
+    given = policy.get("placement")
+    if isinstance(given, dict):
+        return Placement(str(given.get("device")), str(given.get("dtype")))
+    return CPU_FLOAT32 if str(policy.get("model", "")).startswith("hf/") else None
