@@ -159,7 +159,7 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def raw_tokens_per_s(model: Any, prompts: list[list[int]], tokens: int) -> float:
+def raw_tokens_per_s(model: Any, prompts: list[list[int]], tokens: int) -> dict[str, float]:
     """`model.generate` on one left-padded batch, greedy, exactly `tokens` new tokens a row."""
     import torch
 
@@ -171,14 +171,18 @@ def raw_tokens_per_s(model: Any, prompts: list[list[int]], tokens: int) -> float
     ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
     synchronize()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with torch.no_grad():
         network.generate(
             ids, attention_mask=mask, do_sample=False, max_new_tokens=tokens,
             min_new_tokens=tokens, pad_token_id=pad,
         )  # fmt: skip
     synchronize()
-    return len(prompts) * tokens / (time.perf_counter() - started)
+    produced = len(prompts) * tokens
+    return {
+        "tok_s": produced / (time.perf_counter() - started),
+        "cpu_tok_s": produced / (time.process_time() - cpu),
+    }
 
 
 def provider_tokens_per_s(model: Any, prompts: list[list[int]], tokens: int) -> dict[str, Any]:
@@ -194,13 +198,14 @@ def provider_tokens_per_s(model: Any, prompts: list[list[int]], tokens: int) -> 
         return list(await asyncio.gather(*calls))
 
     synchronize()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     results = asyncio.run(all_of())
     elapsed = time.perf_counter() - started
     produced = sum(len(ids) for ids, _ in results)
     steps = list(generator.steps)
     return {
         "tok_s": produced / elapsed,
+        "cpu_tok_s": produced / (time.process_time() - cpu),
         "tokens": produced,
         "rows_per_step": sum(steps) / max(len(steps), 1),
     }
@@ -224,24 +229,42 @@ def device_bandwidth(given: float | None) -> float | None:
 
 
 def throughput(
-    model: Any, levels: list[int], tokens: int, gbs: float | None, keep: int | None
+    model: Any,
+    levels: list[int],
+    tokens: int,
+    gbs: float | None,
+    keep: int | None,
+    repeats: int,
 ) -> list[dict[str, Any]]:
+    """Provider and raw alternately `repeats` times per level; the best of each is kept.
+
+    Best-of, because other work on the machine only ever slows a run down. The CPU-time ratio
+    (tokens per second of this process's CPU time) is printed beside the wall-clock one: on a
+    shared CPU it is the steadier reading of how much host work the provider adds.
+    """
     provider_tokens_per_s(model, opening_prompts(model, 2, 16), 2)  # warm: kernels, allocator
     raw_tokens_per_s(model, opening_prompts(model, 2, 16), 2)
     rows = []
-    print("concurrency  provider tok/s  raw tok/s  ratio  rows/step  bandwidth bound tok/s")
+    print("concurrency  provider tok/s  raw tok/s  ratio  cpu-time ratio  rows/step  "
+          "bandwidth bound tok/s")  # fmt: skip
     for c in levels:
         prompts = opening_prompts(model, c, keep)
-        got = provider_tokens_per_s(model, prompts, tokens)
-        raw = raw_tokens_per_s(model, prompts, tokens)
+        runs = []
+        for _ in range(repeats):
+            mine = provider_tokens_per_s(model, prompts, tokens)
+            runs.append((mine, raw_tokens_per_s(model, prompts, tokens)))
+        got = max((p for p, _ in runs), key=lambda r: r["tok_s"])
+        raw = max(r["tok_s"] for _, r in runs)
+        cpu_ratio = max(p["cpu_tok_s"] for p, _ in runs) / max(r["cpu_tok_s"] for _, r in runs)
         bound = bandwidth_bound(model, c, gbs)
         row = {"concurrency": c, "provider_tok_s": got["tok_s"], "raw_tok_s": raw,
-               "ratio": got["tok_s"] / raw, "rows_per_step": got["rows_per_step"],
-               "bandwidth_bound_tok_s": bound}  # fmt: skip
+               "ratio": got["tok_s"] / raw, "cpu_time_ratio": cpu_ratio,
+               "rows_per_step": got["rows_per_step"], "bandwidth_bound_tok_s": bound,
+               "repeats": repeats}  # fmt: skip
         rows.append(row)
         shown = f"{bound:21.0f}" if bound else f"{'n/a':>21}"
         print(f"{c:11d}  {got['tok_s']:14.1f}  {raw:9.1f}  {row['ratio']:5.2f}  "
-              f"{got['rows_per_step']:9.1f}  {shown}", flush=True)  # fmt: skip
+              f"{cpu_ratio:14.2f}  {got['rows_per_step']:9.1f}  {shown}", flush=True)  # fmt: skip
     return rows
 
 
@@ -308,13 +331,17 @@ def run(args: argparse.Namespace) -> None:
     prompts = f"the last {args.prompt_tokens} tokens of " if args.prompt_tokens else ""
     print(f"hf/{SHAPE} shape, random weights, {prompts}toy-shop opening prompts, "
           f"{args.tokens} new tokens a row:")  # fmt: skip
-    report["throughput"] = throughput(placed["model"], levels, args.tokens, gbs, args.prompt_tokens)
+    report["throughput"] = throughput(
+        placed["model"], levels, args.tokens, gbs, args.prompt_tokens, args.repeats
+    )
     del placed
     from workgym.models.hf import HFModel
 
     tiny = HFModel(f"hf/{paths['tiny']}")
     print("the tiny test model:")
-    report["throughput_tiny"] = throughput(tiny, levels[-1:], args.tokens, gbs, args.prompt_tokens)
+    report["throughput_tiny"] = throughput(
+        tiny, levels[-1:], args.tokens, gbs, args.prompt_tokens, args.repeats
+    )
     if args.grpo_steps == 0:
         finish(report, started, args, work)
         return
@@ -357,6 +384,7 @@ def main() -> None:
     go.add_argument("--grpo-steps", type=int, default=None, help="GRPO steps (3; smoke 1; 0 none)")
     go.add_argument("--prompt-tokens", type=int, default=None,
                     help="keep the last N tokens of each prompt (whole; smoke 64)")  # fmt: skip
+    go.add_argument("--repeats", type=int, default=2, help="runs of each; the best is kept")
     go.add_argument("--micro-batch", type=int, default=None, help="8 on a GPU, 2 on a CPU")
     go.add_argument("--bandwidth-gbs", type=float, default=None, help="memory bandwidth, GB/s")
     go.add_argument("--budget-s", type=float, default=270.0, help="drop the full FT beyond this")
