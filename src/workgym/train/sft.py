@@ -196,10 +196,11 @@ def masked_loss(network: Any, example: Example) -> float:
     """Mean cross-entropy of the assistant tokens of one example: what SFT's loss is over."""
     torch = _heavy("torch")
 
-    ids = torch.tensor([example.input_ids])
+    device = next(network.parameters()).device
+    ids = torch.tensor([example.input_ids], device=device)
     with torch.no_grad():
         logits = network(ids).logits[0, :-1].float()
     targets = ids[0, 1:]
-    keep = torch.tensor(example.assistant_masks[1:], dtype=torch.bool)
+    keep = torch.tensor(example.assistant_masks[1:], dtype=torch.bool, device=device)
     losses = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
     return float(losses[keep].mean())
