@@ -354,7 +354,8 @@ class training_off:
         self.was_training = bool(model.training)
 
     def __enter__(self) -> None:
-        self.model.eval()
+        if self.was_training:  # eval() walks every submodule: not once a decode step for nothing
+            self.model.eval()
 
     def __exit__(self, *exc: object) -> None:
         if self.was_training:
