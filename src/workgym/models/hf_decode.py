@@ -224,14 +224,18 @@ class DecodeBatch:
         temps = [_scale(row.request.sampling) for row in rows]
         scale = torch.tensor(temps, device=logits.device).unsqueeze(1)
         logp = torch.log_softmax(logits / scale, dim=-1)
-        tokens: list[int] = logits.argmax(dim=-1).tolist()
+        picked = logits.argmax(dim=-1)
         sampled = [i for i, row in enumerate(rows) if row.request.sampling.temperature > 0]
         if sampled:
+            chosen = picked.tolist()
             host = logits[sampled].cpu()
             for n, i in enumerate(sampled):
-                tokens[i] = _pick(torch, host[n], rows[i].request.sampling, rows[i].gen)
-        picked = torch.tensor(tokens, dtype=torch.long, device=logp.device).unsqueeze(1)
-        values: list[float] = logp.gather(1, picked).squeeze(1).tolist()
+                chosen[i] = _pick(torch, host[n], rows[i].request.sampling, rows[i].gen)
+            picked = torch.tensor(chosen, dtype=torch.long, device=logp.device)
+        # a greedy batch waits for the device once: both results are queued before either copy
+        gathered = logp.gather(1, picked.unsqueeze(1)).squeeze(1)
+        tokens: list[int] = picked.tolist()
+        values: list[float] = gathered.tolist()
         for row, token, value in zip(rows, tokens, values, strict=True):
             row.ids.append(token)
             row.logprobs.append(value)
