@@ -188,11 +188,13 @@ class LocalScorer:
             raise ValueError(f"{self.name}: the chat template does not extend the prefix")
         head_ids = chat.encode(head)
         reply_ids = chat.encode(full[len(head) :])
-        ids = torch.tensor([head_ids + reply_ids])
+        device = next(self.inner.model.parameters()).device  # a GPU by default (--device)
+        ids = torch.tensor([head_ids + reply_ids], device=device)
         with torch.no_grad():
             logits = self.inner.model(ids).logits[0, len(head_ids) - 1 : -1].float()
         logp = torch.log_softmax(logits, dim=-1)
-        picked = logp[torch.arange(len(reply_ids)), torch.tensor(reply_ids)]
+        rows = torch.arange(len(reply_ids), device=device)
+        picked = logp[rows, torch.tensor(reply_ids, device=device)]
         return float(picked.sum()), len(reply_ids)
 
 

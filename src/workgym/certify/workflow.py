@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workgym.certify import arms, looks
 from workgym.certify import plan as plan_mod
@@ -23,7 +24,7 @@ from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
 from workgym.core.version import __version__
-from workgym.run.policy import Policy
+from workgym.run.policy import Policy, recorded_placement
 from workgym.run.preflight import models_reachable
 from workgym.run.rundir import RunSpec, read_spec
 from workgym.stats.design import Estimand
@@ -104,6 +105,20 @@ class _Arms:
         )
 
 
+def same_numerics(baseline: dict[str, Any], candidate: dict[str, Any]) -> None:
+    """Refuse two local-model arms whose weights ran on other devices or dtypes.
+
+    A bfloat16 arm against a float32 one measures rounding as well as the change under test;
+    both arms of a certificate play with the same `--device` and `--dtype` or not at all.
+    """
+    b, c = recorded_placement(baseline), recorded_placement(candidate)
+    if b is not None and c is not None and b != c:
+        raise ConfigError(
+            f"the baseline's weights are on {b} but the candidate's on {c}: a certificate "
+            "compares arms with the same numerics; run both with the same --device and --dtype"
+        )
+
+
 def _complete(run: Path, n: int, epochs: int) -> bool:
     from workgym.certify.comparison import episodes_digest
 
@@ -131,6 +146,7 @@ async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
             req.base_url,
             req.api_key,
         )
+        same_numerics(req.baseline.describe(), req.candidate.describe())
         epochs, seed = req.epochs, req.seed
         items = _items(env, req.limit)
         limit_used = req.limit
@@ -381,6 +397,7 @@ def _from_runs(
             raise ConfigError(f"{runs[i]} and {runs[i + 1]} cover different numbers of tasks")
         if (b.policy_hash, c.policy_hash) != (b_spec.policy_hash, c_spec.policy_hash):
             raise ConfigError(f"{runs[i]} / {runs[i + 1]} were made by other policies")
+    same_numerics(b_spec.policy, c_spec.policy)
     env = load(b_spec.env_ref)
     if env.content_hash() != b_spec.env_hash:
         raise ConfigError(

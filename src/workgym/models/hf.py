@@ -29,6 +29,7 @@ ids (the vLLM server TRL starts) during training on a GPU.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import inspect
 import json
 import logging
@@ -44,6 +45,7 @@ from workgym.models.hf_batching import BatchedGenerator, LocalGenerator
 from workgym.models.hf_calls import INVALID_CALL, malformed, parse_reply
 from workgym.models.hf_template import TEMPLATES, ignores_tools
 from workgym.models.hf_threads import configure_cpu_threads
+from workgym.models.placement import Placement, announce, choose, placement_of
 
 if TYPE_CHECKING:
     from workgym.core.tools import ToolSpec
@@ -182,7 +184,9 @@ class HFModel:
     Loaded from disk only, never from a hub. `prefill` is the text forced at the start of every
     assistant turn that is offered tools; "auto" (the default) means the built-in model's, none for
     other models. `stop` texts end such a turn early (default: the built-in model's) where the
-    generator accepts a `stop=` keyword (the built-in generators do).
+    generator accepts a `stop=` keyword (the built-in generators do). `device` and `dtype`
+    override the process's `--device`/`--dtype` (`workgym.models.placement`) when this loads the
+    weights; `placement` says where they are either way.
     """
 
     def __init__(
@@ -195,6 +199,8 @@ class HFModel:
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         prefill: str | None = AUTO_PREFILL,
         stop: tuple[str, ...] | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
     ) -> None:
         from workgym.models.hf_builtin import builtin
 
@@ -202,7 +208,9 @@ class HFModel:
         self.name = f"hf/{path}"
         spec = builtin(path)
         if model is None or tokenizer is None:
-            model, tokenizer = load_local(path)
+            model, tokenizer = load_local(path, choose(device, dtype))
+        self.placement: Placement = placement_of(model)
+        announce(self.name, self.placement)
         if getattr(tokenizer, "chat_template", None) is None:
             raise ConfigError(
                 f"{self.name}: the tokenizer has no chat template; save one with the model "
@@ -304,10 +312,19 @@ def optional_lib(name: str) -> Any:
         ) from exc
 
 
-def load_local(path: str) -> tuple[Any, Any]:
-    """Model and tokenizer from a built-in name or a local directory (`save_pretrained` output)."""
+def load_local(
+    path: str, placement: Placement | None = None, *, training: bool = False
+) -> tuple[Any, Any]:
+    """Model and tokenizer from a built-in name or a local directory (`save_pretrained` output).
+
+    The weights go to `placement` (default: `placement.choose()`, the best device). On an
+    accelerator they are read with a device map, shard by shard onto the device, rather than
+    whole into CPU memory first; a built-in GGUF is de-quantised on the CPU once, into the cache
+    directory this reads. `training=True`: float32 weights unless a dtype was asked for.
+    """
     from workgym.models.hf_builtin import builtin, ensure_cached
 
+    placement = placement or choose(training=training)  # an unusable --device fails first
     spec = builtin(path)
     root = ensure_cached(spec) if spec is not None else Path(path).expanduser()
     if not (root / "config.json").is_file():
@@ -317,8 +334,18 @@ def load_local(path: str) -> tuple[Any, Any]:
             "a tiny one with `python -m workgym.train.tiny DIR`"
         )
     transformers = optional_lib("transformers")
+    torch = optional_lib("torch")
     tokenizer = transformers.AutoTokenizer.from_pretrained(root, local_files_only=True)
-    model = transformers.AutoModelForCausalLM.from_pretrained(root, local_files_only=True)
+    kind = placement.device.partition(":")[0]
+    mapped = kind in ("cuda", "mps") and importlib.util.find_spec("accelerate") is not None
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        root,
+        local_files_only=True,
+        dtype=placement.torch_dtype(torch),
+        **({"device_map": placement.device} if mapped else {}),
+    )
+    if not mapped and kind != "cpu":
+        model.to(placement.device)
     model.eval()
     if spec is not None:
         tokenizer.chat_template = TEMPLATES[spec.template]

@@ -105,8 +105,11 @@ class DecodeBatch:
         self.device = next(model.parameters()).device
         self.rows: list[Row] = []
         self.cache: Any = None
-        self.mask = torch.zeros((0, 0), dtype=torch.long)
-        self.positions = torch.zeros((0, 1), dtype=torch.long)
+        # kept on the model's device: no host-to-device copy of the mask every token
+        self.mask = torch.zeros((0, 0), dtype=torch.long, device=self.device)
+        self.positions = torch.zeros((0, 1), dtype=torch.long, device=self.device)
+        # (token id, stop texts) -> whether that token may complete one of them
+        self._ends_stop: dict[tuple[int, tuple[str, ...]], bool] = {}
 
     @property
     def width(self) -> int:
@@ -153,6 +156,7 @@ class DecodeBatch:
             ids[i, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
             mask[i, width - len(prompt) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        ids, mask, positions = (t.to(self.device) for t in (ids, mask, positions))
         cache = DynamicCache(config=self.model.config)
         logits = self._forward(ids, mask, positions, cache)
         self._merge(rows, cache, mask, positions[:, -1:])
@@ -168,9 +172,10 @@ class DecodeBatch:
             cache.update(keys.to(self.device), values.to(self.device), i)
         rest = row.request.prompt_ids[prefix.length :]
         total = prefix.length + len(rest)
-        ids = torch.tensor([rest], dtype=torch.long)
-        mask = torch.ones((1, total), dtype=torch.long)
-        positions = torch.arange(prefix.length, total, dtype=torch.long).unsqueeze(0)
+        ids = torch.tensor([rest], dtype=torch.long, device=self.device)
+        mask = torch.ones((1, total), dtype=torch.long, device=self.device)
+        positions = torch.arange(prefix.length, total, dtype=torch.long, device=self.device)
+        positions = positions.unsqueeze(0)
         logits = self._forward(ids, mask, positions, cache)
         self._merge([row], cache, mask, positions[:, -1:])
         self._sample(logits, first=len(self.rows) - 1)
@@ -192,9 +197,9 @@ class DecodeBatch:
         """Feed every row its last token and sample the next; returns the rows that ended."""
         torch = self.torch
         pending = [row.ids[-1] for row in self.rows]
-        self.mask = torch.cat([self.mask, torch.ones((len(self.rows), 1), dtype=torch.long)], 1)
+        self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], 1)
         self.positions = self.positions + 1
-        ids = torch.tensor(pending, dtype=torch.long).unsqueeze(1)
+        ids = torch.tensor(pending, dtype=torch.long).unsqueeze(1).to(self.device)
         self._sample(self._forward(ids, self.mask, self.positions, self.cache), first=0)
         return self._leave()
 
@@ -206,15 +211,34 @@ class DecodeBatch:
         return rows
 
     def _sample(self, logits: Any, first: int) -> None:
+        """Pick each row's next token and its logprob, with one device-to-host copy a step.
+
+        Greedy picks and every row's logprob are computed for the whole batch where the logits
+        are (on a GPU: no full-vocabulary copy to the host, no per-row kernel launches). A
+        sampled row still draws on the host from its own seeded stream (`_pick`), from its own
+        row of logits, so its tokens depend on its seed only.
+        """
         torch = self.torch
-        logits = logits.float().cpu()
+        logits = logits.float()
         rows = self.rows[first:]
-        scale = torch.tensor([_scale(row.request.sampling) for row in rows]).unsqueeze(1)
+        temps = [_scale(row.request.sampling) for row in rows]
+        scale = torch.tensor(temps, device=logits.device).unsqueeze(1)
         logp = torch.log_softmax(logits / scale, dim=-1)
-        for i, row in enumerate(rows):
-            token = _pick(torch, logits[i], row.request.sampling, row.gen)
+        picked = logits.argmax(dim=-1)
+        sampled = [i for i, row in enumerate(rows) if row.request.sampling.temperature > 0]
+        if sampled:
+            chosen = picked.tolist()
+            host = logits[sampled].cpu()
+            for n, i in enumerate(sampled):
+                chosen[i] = _pick(torch, host[n], rows[i].request.sampling, rows[i].gen)
+            picked = torch.tensor(chosen, dtype=torch.long, device=logp.device)
+        # a greedy batch waits for the device once: both results are queued before either copy
+        gathered = logp.gather(1, picked.unsqueeze(1)).squeeze(1)
+        tokens: list[int] = picked.tolist()
+        values: list[float] = gathered.tolist()
+        for row, token, value in zip(rows, tokens, values, strict=True):
             row.ids.append(token)
-            row.logprobs.append(float(logp[i, token]))
+            row.logprobs.append(value)
             row.done = (
                 token == self.eos_id
                 or len(row.ids) >= row.request.max_new_tokens
@@ -222,8 +246,22 @@ class DecodeBatch:
             )
 
     def _stopped(self, ids: list[int], stop: tuple[str, ...]) -> bool:
-        """Whether the latest tokens complete one of the stop texts."""
+        """Whether the latest tokens complete one of the stop texts.
+
+        Decoding the window of every row at every step was per-token host work that grew with
+        the batch; a stop text can only be completed by a token whose own text holds the stop
+        text's last character, so only such tokens (judged once per id) trigger the check.
+        """
         if not stop or self.tokenizer is None:
+            return False
+        key = (ids[-1], stop)
+        may_end = self._ends_stop.get(key)
+        if may_end is None:
+            piece: str = self.tokenizer.decode(ids[-1:], skip_special_tokens=False)
+            # a non-ASCII last character may arrive split over tokens: always check those
+            may_end = any(not text[-1:].isascii() or text[-1:] in piece for text in stop if text)
+            self._ends_stop[key] = may_end
+        if not may_end:
             return False
         tail: str = self.tokenizer.decode(ids[-STOP_WINDOW:], skip_special_tokens=False)
         return any(text in tail for text in stop)
@@ -261,8 +299,8 @@ class DecodeBatch:
         if not keep:
             self.fail()
             return ended
-        index = torch.tensor(keep, dtype=torch.long)
-        self.cache.batch_select_indices(index.to(self.device))
+        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+        self.cache.batch_select_indices(index)
         self.mask, self.positions = self.mask[index], self.positions[index]
         used = self.mask.any(dim=0).nonzero()
         start = int(used[0]) if len(used) else 0
@@ -320,7 +358,8 @@ class training_off:
         self.was_training = bool(model.training)
 
     def __enter__(self) -> None:
-        self.model.eval()
+        if self.was_training:  # eval() walks every submodule: not once a decode step for nothing
+            self.model.eval()
 
     def __exit__(self, *exc: object) -> None:
         if self.was_training:

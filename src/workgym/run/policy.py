@@ -20,6 +20,7 @@ from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import canonical_json
 from workgym.models import get_model
+from workgym.models.placement import CPU_FLOAT32, Placement
 from workgym.run.finish import finish_episode
 
 if TYPE_CHECKING:
@@ -75,8 +76,14 @@ class Policy:
     def model_name(self) -> str:
         return self.model.name
 
+    @property
+    def placement(self) -> Placement | None:
+        """Where a local model's weights are (`--device`, `--dtype`); None for a remote one."""
+        placement = getattr(self.model, "placement", None)
+        return placement if isinstance(placement, Placement) else None
+
     def describe(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "model": self.model.name,
             "system_prompt": self.system_prompt,
             "playbook": self.playbook,
@@ -84,6 +91,11 @@ class Policy:
         }
         if self.team is not None:
             out["team"] = self.team.describe()
+        # Part of the identity: bfloat16 on a GPU is other numerics than float32 on a CPU. The
+        # CPU's float32, what every run before device choice used, is left out so that their
+        # hashes (and resumes, and certificates rebuilt from them) stay valid.
+        if self.placement is not None and not self.placement.on_cpu_float32:
+            out["placement"] = self.placement.describe()
         return out
 
     def system_text(self, env: Environment) -> str:
@@ -149,3 +161,12 @@ async def run_episode(
     anything the model *says* is handled inside the episode and never raises.
     """
     return await policy.play(env, task, seed=seed, epoch=epoch, split=split)
+
+
+def recorded_placement(policy: dict[str, Any]) -> Placement | None:
+    """The placement a policy record (run.json's `policy`) implies: its own, the CPU's float32
+    for an `hf/` model that records none, None for a model with no local weights."""
+    given = policy.get("placement")
+    if isinstance(given, dict):
+        return Placement(str(given.get("device")), str(given.get("dtype")))
+    return CPU_FLOAT32 if str(policy.get("model", "")).startswith("hf/") else None

@@ -79,9 +79,13 @@ class RunSpec(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     created_at: str = ""
     forced: list[str] = Field(default_factory=list)
+    # where a local model's weights were ({"device": "cuda", "dtype": "bfloat16"}); {} for a
+    # remote one. Not compared on resume by itself: any placement but the CPU's float32 is in
+    # the policy hash already (run.policy), and old runs have no such field.
+    placement: dict[str, str] = Field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"created_at", "versions", "env_ref"})
+        return self.model_dump(exclude={"created_at", "versions", "env_ref", "placement"})
 
 
 def versions() -> dict[str, str]:

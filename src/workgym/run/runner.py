@@ -117,6 +117,7 @@ async def eval_async(
         limits=environment.limits.model_dump(),
         split_spec=environment.taskset.split_spec.model_dump(),
         forced=sorted(o.forced),
+        placement=policy.placement.describe() if policy.placement is not None else {},
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()

@@ -128,15 +128,18 @@ def train_sft(
     if (root / "sft.json").exists():
         raise ConfigError(f"{root} already holds a supervised patch; pass a new --out")
     from workgym.models.hf import load_local
+    from workgym.models.placement import placement_of
 
     datasets, torch, trl = (_heavy(n) for n in ("datasets", "torch", "trl"))
 
-    network, tokenizer = load_local(model.removeprefix("hf/"))
+    network, tokenizer = load_local(model.removeprefix("hf/"), training=True)
     network.train()
+    device = placement_of(network).device  # where --device put the weights
     rows = [{"input_ids": e.input_ids, "assistant_masks": e.assistant_masks} for e in examples]
     config = trl.SFTConfig(
         output_dir=str(root / "trainer"),
-        use_cpu=not torch.cuda.is_available(),
+        use_cpu=device == "cpu",
+        bf16=device.startswith("cuda") and torch.cuda.is_bf16_supported(),
         max_steps=settings.steps,
         per_device_train_batch_size=settings.batch_size,
         learning_rate=settings.learning_rate,
@@ -193,10 +196,11 @@ def masked_loss(network: Any, example: Example) -> float:
     """Mean cross-entropy of the assistant tokens of one example: what SFT's loss is over."""
     torch = _heavy("torch")
 
-    ids = torch.tensor([example.input_ids])
+    device = next(network.parameters()).device
+    ids = torch.tensor([example.input_ids], device=device)
     with torch.no_grad():
         logits = network(ids).logits[0, :-1].float()
     targets = ids[0, 1:]
-    keep = torch.tensor(example.assistant_masks[1:], dtype=torch.bool)
+    keep = torch.tensor(example.assistant_masks[1:], dtype=torch.bool, device=device)
     losses = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
     return float(losses[keep].mean())

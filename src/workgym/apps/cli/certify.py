@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules
 
 out = Console(soft_wrap=True)
@@ -146,6 +147,8 @@ def certify(
     max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
     progress: bool = True,
     imports: ImportModules = None,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Certify a candidate against its baseline: held-out gain, no regression on the suites,
     admission. Writes certificate.json and certificate.html."""
@@ -159,6 +162,10 @@ def certify(
             raise _fail("--recompute takes the learning curve from the certificate; drop --curve")
         _recompute(recompute)
         return
+    try:
+        use_placement(device, dtype)  # both arms load with it: the same numerics in each
+    except ConfigError as exc:
+        raise _fail(str(exc)) from exc
     import_modules(imports)  # the environment's module, and any user suite's
     from workgym.certify.workflow import Request, certify_async
     from workgym.run.policy import Policy

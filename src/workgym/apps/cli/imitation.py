@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, load_env
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ def imitation_gap_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="experiment directory")] = None,
     progress: bool = True,
     imports: ImportModules = None,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Exposure bias, the compounding check and Bland-Altman with a same-data null, per family
     and model (teacher-forced against free-running; the old slope as a secondary number)."""
@@ -53,6 +56,7 @@ def imitation_gap_cmd(
             "imitation-gap reads gold trajectories, so it runs on train or dev only: "
             "pass --split dev"
         )
+    use_placement(device, dtype)
     environment = load_env(env, imports)
     names = [model, *(checkpoints or [])]
     models = {

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules, load_env
 from workgym.core.errors import ConfigError, ModelError
 from workgym.core.loading import registered
@@ -138,6 +139,8 @@ def eval_cmd(
     max_retries: Annotated[
         int | None, typer.Option(min=0, help="retries per model request (openai/)")
     ] = None,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Evaluate a model on a split; re-running the same command resumes the run."""
     from workgym.run.executors import Executor, resolve_executor
@@ -148,6 +151,7 @@ def eval_cmd(
 
     if executor == "asyncio" and (address is not None or workers is not None):
         _fail("--address and --workers are for --executor ray; add --executor ray")
+    use_placement(device, dtype)
     runner: str | Executor = executor
     if executor != "asyncio":
         runner = resolve_executor(executor, address=address, workers=workers)

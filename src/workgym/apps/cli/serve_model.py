@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from workgym.apps.cli.device_options import Device, Dtype, use_placement
+
 
 def register(app: typer.Typer) -> None:
     app.command("serve-model")(serve_model_cmd)
@@ -18,6 +20,8 @@ def serve_model_cmd(
     max_new_tokens: Annotated[
         int, typer.Option("--max-new-tokens", min=1, help="tokens per reply unless asked for")
     ] = 256,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Serve a local model on /v1/chat/completions (tools, tool results, usage, logprobs)."""
     from workgym.apps.cli.serve import _is_loopback
@@ -27,6 +31,7 @@ def serve_model_cmd(
         raise ConfigError(
             f"serve-model serves local models: pass hf/<dir> or hf/smollm2-135m (got {model!r})"
         )
+    use_placement(device, dtype)
     if not _is_loopback(host):
         raise ConfigError(
             f"serve-model binds loopback only (got --host {host}); it has no authentication: "

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules
 
 
@@ -51,6 +52,8 @@ def grpo(
         int, typer.Option(min=0, help="also save steps/step-NNNN/ every N steps (0: final only)")
     ] = 0,
     imports: ImportModules = None,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Update weights with GRPO (TRL) on the train split; save a checkpoint and the curve."""
     from rich.console import Console
@@ -59,6 +62,7 @@ def grpo(
 
     if adapter not in ("rollout", "tools"):
         raise ConfigError(f"--adapter {adapter!r}: use rollout or tools")
+    use_placement(device, dtype)
     import_modules(imports)
     try:
         from workgym.train.trl.grpo import GRPOSettings, train_grpo

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, load_env
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ def playbook(
     concurrency: Annotated[int, typer.Option(min=1)] = 8,
     progress: bool = True,
     imports: ImportModules = None,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Learn a readable playbook for a frozen model from reward (train split; dev selects)."""
     from rich.console import Console
@@ -128,6 +131,7 @@ def playbook(
     except ValueError as exc:
         _fail(f"bad training settings: {exc}")
     seed_pb = load_playbook(seed_playbook) if seed_playbook is not None else None
+    use_placement(device, dtype)
     environment = load_env(env, imports)
     bar = None
     if progress:

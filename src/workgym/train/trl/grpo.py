@@ -122,7 +122,7 @@ def train_grpo(
         optional_lib(n) for n in ("torch", "datasets", "transformers", "trl")
     )
 
-    network, tokenizer = load_local(model.removeprefix("hf/"))
+    network, tokenizer = load_local(model.removeprefix("hf/"), training=True)
     sampling = Sampling(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
     tasks = train_tasks(environment)
     root.mkdir(parents=True, exist_ok=True)
@@ -168,10 +168,11 @@ def train_grpo(
         rows = factory.dataset_rows()
         trainer_kwargs = {"environment_factory": factory, "reward_funcs": [factory.workgym_reward]}
 
-    cuda = torch.cuda.is_available()
+    # the device the weights were loaded onto (--device), not whatever the machine has
+    cuda = policy_model.placement.device.startswith("cuda")
     config = trl.GRPOConfig(
         output_dir=str(root / "trainer"),
-        use_cpu=not cuda,
+        use_cpu=policy_model.placement.device == "cpu",
         bf16=cuda and torch.cuda.is_bf16_supported(),
         gradient_checkpointing=settings.gradient_checkpointing,
         num_generations=settings.num_generations,
@@ -297,6 +298,7 @@ def _spec(env: Environment, policy: Any, settings: GRPOSettings, tasks: dict[str
         n_tasks=len(tasks),
         limits=env.limits.model_dump(),
         split_spec=env.taskset.split_spec.model_dump(),
+        placement=policy.placement.describe() if policy.placement is not None else {},
     )
 
 

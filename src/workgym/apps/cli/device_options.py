@@ -1,0 +1,39 @@
+"""Options shared by every command that loads a local model: `--device` and `--dtype`.
+
+Declared once here so that eval, train, certify, serve-model and imitation-gap spell, default and
+explain them alike. The command states them (`use_placement`) before it builds any model; the
+`hf/` provider reads them when it loads weights (`workgym.models.placement`). Remote models
+(`openai/`) ignore them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workgym.models.placement import request
+
+Device = Annotated[
+    str,
+    typer.Option(
+        "--device",
+        metavar="DEVICE",
+        help="where local (hf/) weights go: auto (cuda, then mps, then cpu), cuda, cuda:N, mps "
+        "or cpu",
+    ),
+]
+Dtype = Annotated[
+    str,
+    typer.Option(
+        "--dtype",
+        metavar="DTYPE",
+        help="precision of local (hf/) weights: auto (bfloat16 on a GPU that supports it, "
+        "float16 on other GPUs, float32 on cpu), bfloat16, float16 or float32",
+    ),
+]
+
+
+def use_placement(device: str, dtype: str) -> None:
+    """Make `--device`/`--dtype` the process's choice (a typo fails here, before any work)."""
+    request(device, dtype)
