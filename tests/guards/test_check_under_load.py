@@ -24,18 +24,9 @@ HOG = f"import time\nend = time.monotonic() + {HOG_S}\nwhile time.monotonic() < 
 
 
 def _check(out: Path) -> dict[str, Any]:
+    command = ["check", "workgym/docstore", "--fresh", "--no-progress", "--out", str(out)]
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "workgym",
-            "check",
-            "workgym/docstore",
-            "--fresh",
-            "--no-progress",
-            "--out",
-            str(out),
-        ],  # fmt: skip
+        [sys.executable, "-m", "workgym", *command],
         capture_output=True,
         text=True,
         timeout=600,
