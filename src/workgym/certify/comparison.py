@@ -29,6 +29,7 @@ from workgym.certify.schema import (
     TestResult,
     finite,
 )
+from workgym.core import datafiles
 from workgym.core.errors import ConfigError
 from workgym.guards.review import REVIEWS, counted, read_reviews
 from workgym.run.rundir import EPISODES, superseded_lines
@@ -44,20 +45,20 @@ ROLES = ("system", "user", "assistant", "tool")
 
 def _digest(path: Path) -> tuple[str, int]:
     """sha256 of a file as stored, and its number of lines."""
-    data = path.read_bytes()
+    data = datafiles.read_bytes(path)  # a run folder may have been sent: no links followed
     return hashlib.sha256(data).hexdigest(), data.count(b"\n")
 
 
 def reviews_digest(run: Path) -> tuple[str | None, int]:
     """RUN/reviews.jsonl's digest and line count; (None, 0) when nothing was reviewed."""
     path = run / REVIEWS
-    return _digest(path) if path.exists() else (None, 0)
+    return _digest(path) if datafiles.present(path) else (None, 0)
 
 
 def episodes_digest(run: Path) -> tuple[str, int]:
     """sha256 of episodes.jsonl as stored, and its number of lines."""
     path = run / EPISODES
-    if not path.exists():
+    if not datafiles.present(path):
         raise ConfigError(f"{run} has no {EPISODES}; run it first (or resume it)")
     return _digest(path)
 
@@ -65,7 +66,7 @@ def episodes_digest(run: Path) -> tuple[str, int]:
 def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
     out: dict[tuple[str, int], dict[str, Any]] = {}
     replaced = superseded_lines(run)  # lines --retry-errors replaced: the later line counts
-    with (run / EPISODES).open(encoding="utf-8") as fh:
+    with datafiles.open_text(run / EPISODES) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip() or lineno in replaced:
                 continue

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from workgym.core.messages import Message
-from workgym.core.model import Completion, message_tokens
+from workgym.core.model import Completion, message_tokens, token_floor
 from workgym.core.tools import ToolResult
 from workgym.core.verdict import Verdict
 
@@ -45,7 +45,9 @@ class TokenUsage(BaseModel):
     def add_call(self, completion: Completion) -> None:
         self.calls += 1
         self.prompt_tokens += completion.usage.prompt_tokens
-        self.completion_tokens += completion.usage.completion_tokens
+        # never fewer than the reply's size allows (a server's count can be wrong or absent)
+        reported = completion.usage.completion_tokens
+        self.completion_tokens += max(reported, token_floor(completion.message))
         self.cached_tokens += completion.usage.cached_tokens
         self.retries += completion.retries
 

@@ -79,6 +79,24 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+MAX_TOKEN_BYTES = 128  # the longest token of the common BPE vocabularies (cl100k, o200k, Llama 3)
+
+
+def token_floor(message: Message) -> int:
+    """The fewest tokens `message` can have been: its UTF-8 size over the longest token's.
+
+    A server's usage is taken at its word unless it is impossible: a 5 MB reply reported as 15
+    completion tokens would slip under every token limit (issue 39, item 6). No tokenizer of
+    the usual vocabularies packs more than MAX_TOKEN_BYTES bytes into one token, so this is a
+    true lower bound, and an honest count is never raised by it (decision 0064).
+    """
+    size = len(message.content.encode("utf-8", "surrogatepass"))
+    for call in message.tool_calls:
+        size += len(call.name.encode("utf-8", "surrogatepass"))
+        size += len(call.arguments.encode("utf-8", "surrogatepass"))
+    return -(-size // MAX_TOKEN_BYTES)
+
+
 def message_tokens(message: Message) -> int:
     total = estimate_tokens(message.content)
     for call in message.tool_calls:

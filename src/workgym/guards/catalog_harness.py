@@ -5,11 +5,13 @@ crashes or scores the same answer twice differently makes every reward untrustwo
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from workgym.core.messages import Message
+from workgym.core.model import Completion, Usage
 from workgym.guards import attackers as a
 from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
 from workgym.guards.hooks import submit
@@ -28,11 +30,12 @@ from workgym.testing.scripted import TaskScript
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
     from workgym.core.episode import Episode
+    from workgym.core.model import Model, Sampling
     from workgym.core.task_aware import TaskAwareModel
     from workgym.core.tasks import Task
+    from workgym.core.tools import ToolSpec
 
 SLEEP_S = 3600.0  # far beyond any episode limit: only the harness clock can end the episode
-CLOCK_SLACK_S = 5.0
 
 
 def _with_limits(env: Environment, **update: Any) -> Environment:
@@ -105,6 +108,16 @@ class LoopForever(ReactiveProbe):
 
 
 class SleepForever(Probe):
+    """The episode clock, checked by what it did rather than by how long it took.
+
+    A wall-time bound (ended within clock + slack) measures the machine, not the harness: at
+    load 9 a 1 s clock ended episodes after 7-19 s because the event loop was busy, and the gate
+    failed (issue 39, item 4). What this probe means is that the clock, and nothing else, ended
+    the episode: the model call was cancelled while it slept (it never returned), no turn was
+    taken, the truncation reason is `time_limit` and the verdict `timeout`, and the cut came no
+    earlier than the clock. None of that depends on how busy the machine is (decision 0062).
+    """
+
     name = "sleep-forever"
     applies_to = frozenset({FINAL_ANSWER, TOOLS})
     expect = Expect.recovers
@@ -116,12 +129,40 @@ class SleepForever(Probe):
 
     async def run(self, ctx: AttackContext, task: Task) -> Outcome | None:
         clocked = with_clock(ctx.env, ctx.clock_s)
-        ep = await play(ctx, task, self.attacker(), self.seed_for(ctx, task), clocked)
+        sleeper = _Sleeper(f"scripted/probe-{self.name}")
+        ep = await play(ctx, task, sleeper, self.seed_for(ctx, task), clocked)
         clock = clocked.limits.episode_timeout_s or 0.0
-        ok = _recovered(ep, {"time_limit"}) and ep.wall_time_s < clock + CLOCK_SLACK_S
+        cut = sleeper.cancelled == 1 and sleeper.returned == 0 and ep.turns == 0
+        ok = _recovered(ep, {"time_limit"}) and cut and ep.wall_time_s >= clock
         ok = ok and ep.verdict is not None and ep.verdict.status == "timeout"
-        detail = f"clock {clock:g} s, ended after {ep.wall_time_s:.2f} s"
+        how = "its call cancelled by the clock" if cut else "its call was not cancelled"
+        detail = f"clock {clock:g} s, {how}, ended after {ep.wall_time_s:.2f} s"
         return self.outcome(task, self.expect, _got(ep), ok, detail)
+
+
+class _Sleeper:
+    """A model that sleeps SLEEP_S per call and counts how its calls ended: `cancelled` (the
+    harness clock cut it) or `returned` (the sleep ran out, which no episode clock allows)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.cancelled = 0
+        self.returned = 0
+
+    def for_task(self, task: Task, env: Environment) -> Model:
+        return self
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
+    ) -> Completion:
+        try:
+            await asyncio.sleep(SLEEP_S)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        self.returned += 1
+        reply = a.say("")
+        return Completion(message=reply, usage=Usage(), finish_reason="stop")
 
 
 def _nothing(task: Task, env: Environment) -> Sequence[Message]:

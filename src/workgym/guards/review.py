@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from workgym.core import datafiles
 from workgym.core.errors import ConfigError
 
 REVIEWS = "reviews.jsonl"
@@ -49,9 +50,9 @@ def read_reviews(run: str | Path) -> dict[Key, Review]:
     """The latest review of every (task_id, epoch, flag) in RUN/reviews.jsonl."""
     path = Path(run) / REVIEWS
     found: dict[Key, Review] = {}
-    if not path.exists():
+    if not datafiles.present(path):
         return found
-    with path.open(encoding="utf-8") as fh:
+    with datafiles.open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -173,7 +174,7 @@ def append_review(
         note=note,
         at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    with (Path(run) / REVIEWS).open("a", encoding="utf-8") as fh:
+    with datafiles.open_text(Path(run) / REVIEWS, "a") as fh:
         fh.write(json.dumps(review.model_dump(), ensure_ascii=False) + "\n")
     return review
 

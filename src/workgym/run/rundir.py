@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, Field
 
+from workgym.core import datafiles
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
 
@@ -28,6 +29,7 @@ RUN_FORMAT = "workgym-run/1"
 RUN_JSON = "run.json"
 EPISODES = "episodes.jsonl"
 SUPERSEDED = "superseded.jsonl"
+MAX_RUN_JSON = 1_000_000  # characters read of run.json (a real one is a few kilobytes)
 
 
 class Superseded(BaseModel):
@@ -43,10 +45,10 @@ class Superseded(BaseModel):
 def superseded_lines(run: str | Path) -> set[int]:
     """Line numbers (1-based) of RUN/episodes.jsonl that a later line replaced."""
     path = Path(run) / SUPERSEDED
-    if not path.exists():
+    if not datafiles.present(path):
         return set()
     lines = set()
-    with path.open(encoding="utf-8") as fh:
+    with datafiles.open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -117,7 +119,7 @@ class RunDir:
         """Create the directory, or resume it when it holds a run with the same identity."""
         root = Path(path)
         run_json = root / RUN_JSON
-        if run_json.exists():
+        if datafiles.present(run_json):
             existing = read_spec(root)
             mine, theirs = spec.identity(), existing.identity()
             diffs = [k for k in mine if mine[k] != theirs.get(k)]
@@ -139,7 +141,10 @@ class RunDir:
             update={"created_at": datetime.now(UTC).isoformat(), "versions": versions()}
         )
         tmp = run_json.with_suffix(".tmp")
-        tmp.write_text(stamped.model_dump_json(indent=2) + "\n")
+        if datafiles.present(tmp):
+            tmp.unlink()  # a leftover of a killed start (or a planted link): never written through
+        with datafiles.open_text(tmp, "w") as fh:
+            fh.write(stamped.model_dump_json(indent=2) + "\n")
         os.replace(tmp, run_json)
         return cls(root, stamped)
 
@@ -150,16 +155,20 @@ class RunDir:
         runs again.
         """
         path = self.episodes_path
-        if not path.exists() or path.stat().st_size == 0:
+        if not datafiles.present(path):
             return
-        with path.open("rb+") as fh:
+        with datafiles.open_bytes(path) as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return
             fh.seek(-1, os.SEEK_END)
             if fh.read(1) == b"\n":
                 return
-            data = path.read_bytes()
-            cut = data.rfind(b"\n") + 1
-            with (self.path / "episodes.torn").open("ab") as torn:
-                torn.write(data[cut:] + b"\n")
+            fh.seek(0)
+            data = fh.read()
+        cut = data.rfind(b"\n") + 1
+        with datafiles.open_bytes(self.path / "episodes.torn", "a") as torn:
+            torn.write(data[cut:] + b"\n")
+        with datafiles.open_bytes(path, "a") as fh:
             fh.truncate(cut)
 
     def finished(self) -> set[tuple[str, int]]:
@@ -173,10 +182,10 @@ class RunDir:
     def numbered(self, *, superseded: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
         """(line number, record) of every current line, or of every line with `superseded`."""
         path = self.episodes_path
-        if not path.exists():
+        if not datafiles.present(path):
             return
         skip = set() if superseded else superseded_lines(self.path)
-        with path.open(encoding="utf-8") as fh:
+        with datafiles.open_text(path) as fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip() or lineno in skip:
                     continue
@@ -203,7 +212,7 @@ class RunDir:
         mark = Superseded(
             line=line, task_id=task_id, epoch=epoch, reason=reason, at=datetime.now(UTC).isoformat()
         )
-        with (self.path / SUPERSEDED).open("a", encoding="utf-8") as fh:
+        with datafiles.open_text(self.path / SUPERSEDED, "a") as fh:
             fh.write(mark.model_dump_json() + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -214,7 +223,7 @@ class RunDir:
 
     def append(self, episode: Episode) -> None:
         if self._fh is None:
-            self._fh = self.episodes_path.open("a", encoding="utf-8")
+            self._fh = datafiles.open_text(self.episodes_path, "a")
         self._fh.write(episode.model_dump_json() + "\n")
         self._fh.flush()
 
@@ -231,10 +240,11 @@ class RunDir:
 def read_spec(path: str | Path) -> RunSpec:
     root = Path(path)
     run_json = root / RUN_JSON
-    if not run_json.exists():
+    if not datafiles.present(run_json):
         raise ConfigError(f"{root} is not a run directory (no {RUN_JSON}); pass the --out of a run")
+    text = datafiles.read_text(run_json, limit=MAX_RUN_JSON)
     try:
-        spec = RunSpec.model_validate_json(run_json.read_text())
+        spec = RunSpec.model_validate_json(text)
     except ValueError as exc:
         raise ConfigError(
             f"{run_json} is corrupt ({exc}); start a new run with a new --out"
@@ -248,7 +258,9 @@ def connect_runs(paths: list[Path]) -> Any:
     """DuckDB over one or more run directories' JSONL, for ad-hoc analysis in SQL."""
     import duckdb
 
-    files = [str(p / EPISODES) for p in paths if (p / EPISODES).exists()]
+    files = [
+        str(datafiles.check_regular(p / EPISODES)) for p in paths if datafiles.present(p / EPISODES)
+    ]
     if not files:
         raise ConfigError("no episodes.jsonl in the given run directories yet")
     con = duckdb.connect()

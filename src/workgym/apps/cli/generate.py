@@ -68,6 +68,13 @@ def warehouse(
     threshold_reason: Annotated[
         str, typer.Option(help="why the ceilings differ (required with --threshold)")
     ] = "",
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            help="replace an existing environment at --out (in one rename, once the new one "
+            "is complete)"
+        ),
+    ] = False,
     progress: bool = True,
 ) -> None:
     """Snapshot a warehouse read-only and generate an environment of SQL tasks from it."""
@@ -98,7 +105,7 @@ def warehouse(
         thresholds=ceilings,
         threshold_reason=threshold_reason,
     )
-    report = generate(options, progress=progress)
+    report = generate(options, progress=progress, overwrite=overwrite)
     console = Console(soft_wrap=True)
     table = Table("family", "tasks", "awkward", "tried", "rejected (top reasons)", title=f"{out}")
     for f in report.families:

@@ -20,7 +20,11 @@ def serve_cmd(
     host: Annotated[str, typer.Option(help="address to bind (loopback by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535)] = 8765,
     token: Annotated[
-        str | None, typer.Option(help="bearer token clients must send (default: generated)")
+        list[str] | None,
+        typer.Option(
+            help="bearer token a client must send (default: one generated); repeat it to give "
+            "each client its own token, then each has its own attempt caps and sessions"
+        ),
     ] = None,
     idle_timeout: Annotated[
         float, typer.Option("--idle-timeout", min=0.1, help="seconds before an idle session ends")
@@ -48,7 +52,8 @@ def serve_cmd(
         typer.Option(
             "--max-attempts",
             min=0,
-            help="resets of one task before 429, over all sessions and restarts (0: no cap)",
+            help="resets of one task by one client (token) before 429, over all its sessions "
+            "and restarts (0: no cap)",
         ),
     ] = 200,
 ) -> None:
@@ -74,7 +79,8 @@ def serve_cmd(
 
     with claim(host, port) as sock:  # a busy port fails here, before the URL is printed
         port = bound_port(sock)  # released just before the server binds it again
-    secret = token or new_token()
+    secrets = list(token or []) or [new_token()]
+    secret = secrets[0]
     if protocol not in ("workgym", "openenv"):
         raise typer.BadParameter(f"--protocol {protocol!r}: use workgym or openenv")
     if protocol == "openenv" and not _is_loopback(host):
@@ -108,6 +114,7 @@ def serve_cmd(
         host=host,
         port=port,
         token=secret,
+        tokens=secrets[1:],
         idle_timeout_s=idle_timeout,
         max_sessions=max_sessions,
         allow_test=allow_test,

@@ -42,7 +42,12 @@ def view(
     if not local:
         console.print(f"[yellow]warning:[/] bound to {host}: anyone who can reach it sees the runs")
     console.print("stop: Ctrl+C")
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    from workgym.apps.serve.deadline import DEFAULT_READ_TIMEOUT_S, with_read_timeout
+
+    config = uvicorn.Config(
+        app, log_level="warning", http=with_read_timeout(DEFAULT_READ_TIMEOUT_S)
+    )
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def register(app: typer.Typer) -> None:

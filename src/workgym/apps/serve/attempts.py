@@ -7,6 +7,13 @@ new --out nor a restart resets it), and a task that reached `max_per_task` attem
 environment is refused with 429. The cap counts every session (opening a new session per guess
 must not reset it); each line also names the session, so per-session counts can be read back.
 Training farms that replay tasks on purpose raise or lift the cap (`--max-attempts 0`).
+
+The cap is per client: each line names the client (an id derived from its bearer token, never
+the token), and a client's attempts count only against its own cap, so one client cannot spend
+another's (issue 39, item 6). Caps persist across restarts, per client: a restart must not hand
+an answer-guessing client a fresh budget; an operator who wants to give one issues that client
+a new token (a new identity) or raises --max-attempts (decision 0064). Lines written before
+clients were recorded (no `client`) count against every client, so an upgrade loosens no cap.
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ class Attempt(BaseModel):
     task_id: str
     split: str
     session_id: str
-    attempt: int  # on this task and environment, counting this one
+    attempt: int  # on this task and environment, by this client, counting this one
+    client: str = ""  # the client's id (workgym.apps.serve.server.client_id); "" before clients
 
 
 def default_attempts_log() -> Path:
@@ -50,7 +58,7 @@ class AttemptLog:
         self.env = env
         self.path = path
         self.max_per_task = max_per_task or None
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[tuple[str, str]] = Counter()  # (client, task id)
         self.per_session: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
         env_hash = env.content_hash()
@@ -67,22 +75,29 @@ class AttemptLog:
                             "append-only: restore it from a backup rather than editing it"
                         ) from exc
                     if seen.env_hash == env_hash:
-                        self.counts[seen.task_id] += 1
+                        self.counts[(seen.client, seen.task_id)] += 1
 
-    def admit(self, task: Task, split: str, session_id: str) -> int:
-        """Record one attempt on `task` and return its number; 429 once the cap is reached."""
+    def done(self, client: str, task_id: str) -> int:
+        """Attempts `client` made on the task (lines without a client count for every client)."""
+        legacy = self.counts[("", task_id)] if client else 0
+        return self.counts[(client, task_id)] + legacy
+
+    def admit(self, task: Task, split: str, session_id: str, client: str = "") -> int:
+        """Record one attempt of `client` on `task` and return its number; 429 once that
+        client's cap on the task is reached."""
 
         with self._lock:
-            done = self.counts[task.id]
+            done = self.done(client, task.id)
             if self.max_per_task is not None and done >= self.max_per_task:
                 raise ServeError(
                     429,
-                    f"task {task.id!r} has had {done} attempts on this environment (the cap is "
+                    f"task {task.id!r} has had {done} attempts by this client on this environment "
+                    f"(the cap is "
                     f"{self.max_per_task}; {self.per_session[(session_id, task.id)]} in this "
                     "session): rewards from unlimited replays reveal the answer; draw another "
                     "task, or restart the server with a higher --max-attempts",
                 )
-            self.counts[task.id] = done + 1
+            self.counts[(client, task.id)] += 1
             self.per_session[(session_id, task.id)] += 1
             line = Attempt(
                 at=now(),
@@ -92,6 +107,7 @@ class AttemptLog:
                 split=split,
                 session_id=session_id,
                 attempt=done + 1,
+                client=client,
             )
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

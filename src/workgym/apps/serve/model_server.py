@@ -208,4 +208,12 @@ def serve(
     """Run the server in this process until interrupted."""
     import uvicorn
 
-    uvicorn.run(build_app(model, model_id=model_id), host=host, port=port, log_level=log_level)
+    from workgym.apps.serve.deadline import DEFAULT_READ_TIMEOUT_S, with_read_timeout
+
+    uvicorn.run(
+        build_app(model, model_id=model_id),
+        host=host,
+        port=port,
+        log_level=log_level,
+        http=with_read_timeout(DEFAULT_READ_TIMEOUT_S),  # a silent connection is closed
+    )

@@ -17,6 +17,10 @@ Wire form (JSON; `Authorization: Bearer TOKEN` on everything but /healthz):
            {"op": "reset", ...} | {"op": "step", "message": {...}} | {"op": "close"}
            -> {"ok": true, ...result} or {"ok": false, "status": N, "error": "..."}
 
+Each accepted token is one client (`--token` repeats): a client's resets spend its own attempt
+caps only, and its sessions answer to it alone (404 for another client's session id). A
+connection silent for `read_timeout_s` while the server waits on it is closed (`deadline`).
+
 Errors carry the HTTP status and a sentence that says what to do. Idle sessions are reaped;
 a reaped WebSocket is closed with code 4008. Request bodies and WebSocket messages over
 `max_body_bytes` get 413 with the limit; resets past a task's attempt cap get 429 (attempts).
@@ -26,10 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from workgym.apps.serve.attempts import DEFAULT_MAX_ATTEMPTS
+from workgym.apps.serve.deadline import DEFAULT_READ_TIMEOUT_S, with_read_timeout
 from workgym.apps.serve.refusal import ServeError
 from workgym.apps.serve.sessions import Hub, ResetRequest, Session, StepRequest
 from workgym.core.environment import Environment
@@ -108,10 +114,28 @@ def token_ok(header: str | None, token: str) -> bool:
     )
 
 
+def client_id(token: str) -> str:
+    """The name a token's client goes by in the attempts log (never the token itself)."""
+    return "client-" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def client_of(header: str | None, clients: dict[str, str]) -> str | None:
+    """The client whose token an `Authorization: Bearer ...` header carries, or None; every
+    token is compared in constant time, so the answer's timing names no token."""
+    scheme, _, given = (header or "").partition(" ")
+    sent = given.strip().encode() if scheme.lower() == "bearer" else b""
+    found = None
+    for token, name in clients.items():
+        if hmac.compare_digest(sent, token.encode()):
+            found = name
+    return found
+
+
 def build_app(
     env: Environment,
     *,
     token: str,
+    tokens: Sequence[str] = (),
     idle_timeout_s: float = 600.0,
     max_sessions: int = 1024,
     allow_test: bool = False,
@@ -124,13 +148,15 @@ def build_app(
     """The FastAPI application serving `env`; run it with uvicorn (see `serve`).
 
     `protocol="openenv"` makes `/ws` speak OpenEnv's protocol (`openenv_ws`), which has no
-    credentials; the HTTP routes keep the token.
+    credentials; the HTTP routes keep the token. `tokens`: more clients' tokens, each its own
+    client (caps and sessions), beside `token`.
 
     FastAPI reads the handlers' annotations at runtime, so its types are imported at module
     level here (this module is only imported to serve).
     """
-    if not token:
-        raise ValueError("the server needs a non-empty token")
+    if not token or not all(tokens):
+        raise ValueError("the server needs non-empty tokens")
+    clients = {t: client_id(t) for t in (token, *tokens)}
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: use {' or '.join(PROTOCOLS)}")
     hub = Hub(
@@ -157,8 +183,10 @@ def build_app(
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     async def require_token(request: Request) -> None:
-        if not token_ok(request.headers.get("authorization"), token):
+        client = client_of(request.headers.get("authorization"), clients)
+        if client is None:
             raise ServeError(401, "missing or wrong token: send Authorization: Bearer <token>")
+        request.state.client = client
 
     secured = APIRouter(dependencies=[Depends(require_token)])
 
@@ -183,8 +211,8 @@ def build_app(
         return hub.info()
 
     @secured.post("/sessions")
-    async def open_session(body: ResetRequest | None = None) -> dict[str, Any]:
-        session = hub.open()
+    async def open_session(request: Request, body: ResetRequest | None = None) -> dict[str, Any]:
+        session = hub.open(request.state.client)
         try:
             return session.reset(body or ResetRequest()).model_dump()
         except ServeError:
@@ -192,16 +220,19 @@ def build_app(
             raise
 
     @secured.post("/sessions/{session_id}/reset")
-    async def reset(session_id: str, body: ResetRequest | None = None) -> dict[str, Any]:
-        return hub.get(session_id).reset(body or ResetRequest()).model_dump()
+    async def reset(
+        request: Request, session_id: str, body: ResetRequest | None = None
+    ) -> dict[str, Any]:
+        session = hub.get(session_id, request.state.client)
+        return session.reset(body or ResetRequest()).model_dump()
 
     @secured.post("/sessions/{session_id}/step")
-    async def step(session_id: str, body: StepRequest) -> dict[str, Any]:
-        return (await hub.get(session_id).step(body.message)).model_dump()
+    async def step(request: Request, session_id: str, body: StepRequest) -> dict[str, Any]:
+        return (await hub.get(session_id, request.state.client).step(body.message)).model_dump()
 
     @secured.delete("/sessions/{session_id}")
-    async def close(session_id: str) -> dict[str, Any]:
-        hub.get(session_id)
+    async def close(request: Request, session_id: str) -> dict[str, Any]:
+        hub.get(session_id, request.state.client)
         hub.close(session_id)
         return {"closed": session_id}
 
@@ -217,12 +248,13 @@ def build_app(
             async def turn(session: Session, text: str) -> str | None:
                 return await openenv_turn(session, text, steps)
 
-            await _socket_session(hub, socket, turn, openenv_refusal, max_body_bytes)
+            await _socket_session(hub, socket, turn, openenv_refusal, max_body_bytes, "openenv")
             return
-        if not token_ok(socket.headers.get("authorization"), token):
+        client = client_of(socket.headers.get("authorization"), clients)
+        if client is None:
             await socket.close(code=WS_UNAUTHORIZED, reason="missing or wrong token")
             return
-        await _socket_session(hub, socket, _ws_turn, _ws_refusal, max_body_bytes)
+        await _socket_session(hub, socket, _ws_turn, _ws_refusal, max_body_bytes, client)
 
     return app
 
@@ -233,13 +265,14 @@ async def _socket_session(
     turn: Callable[[Session, str], Awaitable[str | None]],
     refusal: Callable[[ServeError], dict[str, Any]],
     max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    client: str = "",
 ) -> None:
     """One WebSocket connection = one session: each text message is a turn of `turn` (None:
     close); a hub that is full answers `refusal(error)` and closes; a message over `max_bytes`
     is answered with a 413 refusal and goes no further."""
     await socket.accept()
     try:
-        session = hub.open()
+        session = hub.open(client)
     except ServeError as exc:
         await socket.send_json(refusal(exc))
         await socket.close()
@@ -300,6 +333,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str,
+    tokens: Sequence[str] = (),
     idle_timeout_s: float = 600.0,
     max_sessions: int = 1024,
     allow_test: bool = False,
@@ -308,6 +342,7 @@ def serve(
     protocol: str = "workgym",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
 ) -> None:
     """Run the server in this process until interrupted."""
     import uvicorn
@@ -315,6 +350,7 @@ def serve(
     app = build_app(
         env,
         token=token,
+        tokens=tokens,
         idle_timeout_s=idle_timeout_s,
         max_sessions=max_sessions,
         allow_test=allow_test,
@@ -330,6 +366,7 @@ def serve(
         log_level=log_level,
         ws=ws_protocol(),
         ws_max_size=max_body_bytes + 1024,
+        http=with_read_timeout(read_timeout_s),
     )
 
 

@@ -152,9 +152,10 @@ class Recorder:
 class Session:
     """One client's episodes, one at a time; a lock keeps its steps in order."""
 
-    def __init__(self, hub: Hub, session_id: str) -> None:
+    def __init__(self, hub: Hub, session_id: str, client: str = "") -> None:
         self.hub = hub
         self.id = session_id
+        self.client = client  # whose attempts its resets spend (and who may use it)
         self.driver: EpisodeDriver | None = None
         self.last_episode: Episode | None = None
         self.lock = asyncio.Lock()
@@ -176,7 +177,7 @@ class Session:
         self.touch()
         hub = self.hub
         task = pick_task(hub.env, request.task_id, request.split, request.seed, hub.allow_test)
-        hub.attempts.admit(task, hub.env.taskset.split_of(task), self.id)
+        hub.attempts.admit(task, hub.env.taskset.split_of(task), self.id, self.client)
         self.abandon("abandoned: the client reset before the episode ended")
         epoch = hub.recorder.next_epoch(task.id) if hub.recorder else 0
         self.driver = EpisodeDriver(
@@ -266,18 +267,19 @@ class Hub:
         if self.recorder is not None:
             self.recorder.append(episode)
 
-    def open(self) -> Session:
+    def open(self, client: str = "") -> Session:
         if len(self.sessions) >= self.max_sessions:
             raise ServeError(
                 503, f"{self.max_sessions} sessions are open; close one (DELETE) or wait"
             )
-        session = Session(self, secrets.token_urlsafe(12))
+        session = Session(self, secrets.token_urlsafe(12), client)
         self.sessions[session.id] = session
         return session
 
-    def get(self, session_id: str) -> Session:
+    def get(self, session_id: str, client: str | None = None) -> Session:
+        """The session, for its own client only (None: any client, for in-process callers)."""
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is None or (client is not None and session.client != client):
             raise ServeError(404, f"no session {session_id!r} (closed or reaped when idle)")
         return session
 

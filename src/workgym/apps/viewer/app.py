@@ -2,8 +2,11 @@
 
 Read-only by construction: every route is a GET except POST /api/review, which appends one line
 to a run's reviews.jsonl. Every path a request names goes through `Workspace.resolve` (refused
-outside PATH). The page renders data with textContent only, and a strict Content-Security-Policy
-(no inline script) backs that up, so agent output that contains HTML or script is shown as text.
+outside PATH), and every file in a run folder is opened by workgym.core.datafiles (no links,
+regular files only), so a received run whose reviews.jsonl, episodes.jsonl or run.json links
+elsewhere is refused (403) and nothing outside PATH is read or written. The page renders data
+with textContent only, and a strict Content-Security-Policy (no inline script) backs that up, so
+agent output that contains HTML or script is shown as text.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from workgym.apps.viewer.workspace import (
     OutsideRoot,
     Workspace,
 )
+from workgym.core.datafiles import LinkedFile
 from workgym.core.errors import ConfigError
 from workgym.run.rundir import read_spec
 
@@ -105,6 +109,10 @@ def create_app(root: str | Path, *, allowed_hosts: set[str] | None = None) -> Fa
     async def outside(_: Request, exc: OutsideRoot) -> JSONResponse:
         return JSONResponse({"error": f"refused: {exc}"}, status_code=403)
 
+    @app.exception_handler(LinkedFile)
+    async def linked(_: Request, exc: LinkedFile) -> JSONResponse:
+        return JSONResponse({"error": f"refused: {_relative(ws, str(exc))}"}, status_code=403)
+
     @app.exception_handler(FileNotFoundError)
     async def missing(_: Request, exc: FileNotFoundError) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=404)
@@ -128,8 +136,13 @@ def create_app(root: str | Path, *, allowed_hosts: set[str] | None = None) -> Fa
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     def run_card(rel: str) -> dict[str, Any]:
+        """One row of the Runs page; a run whose run.json or episodes cannot be read is one row
+        with its error, never a failed page (issue 39, item 5)."""
         path = ws.run_dir(rel)
-        spec = read_spec(path)
+        try:
+            spec = read_spec(path)
+        except ConfigError as exc:
+            return {"path": rel, "error": _relative(ws, str(exc))}
         card: dict[str, Any] = {
             "path": rel,
             "env_id": spec.env_id,
@@ -146,7 +159,7 @@ def create_app(root: str | Path, *, allowed_hosts: set[str] | None = None) -> Fa
             idx = queries.index(path)
             card["unreadable"] = idx.unreadable
         except Exception as exc:  # one broken run must not hide the others
-            card["error"] = f"{type(exc).__name__}: {exc}"
+            card["error"] = _relative(ws, f"{type(exc).__name__}: {exc}")
         return card
 
     @app.get("/api/tree")
@@ -281,3 +294,9 @@ def create_app(root: str | Path, *, allowed_hosts: set[str] | None = None) -> Fa
         return FileResponse(path, media_type=kind)
 
     return app
+
+
+def _relative(ws: Workspace, message: str) -> str:
+    """`message` with the served root's absolute path shortened to `.` (the page names files by
+    their path under PATH)."""
+    return message.replace(str(ws.root) + "/", "").replace(str(ws.root), ".")

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workgym.core import datafiles
+
 MAX_TEXT = 2_000_000
 MAX_LINES = 50_000
 HISTORY = "playbook.history.jsonl"
@@ -22,17 +24,16 @@ LOG = "log.jsonl"
 
 
 def read_text(path: Path) -> str:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        return fh.read(MAX_TEXT)
+    return datafiles.read_text(path, limit=MAX_TEXT, errors="replace")
 
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     """Object lines of a JSONL file, and how many lines could not be read."""
     rows: list[dict[str, Any]] = []
     bad = 0
-    if not path.is_file():
+    if not datafiles.present(path):
         return rows, bad
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with datafiles.open_text(path, errors="replace") as fh:
         for i, line in enumerate(fh):
             if i >= MAX_LINES:
                 break

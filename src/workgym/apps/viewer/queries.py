@@ -5,6 +5,11 @@ built by DuckDB straight from the file with explicit column types, so a transcri
 into Python objects just to be listed. Rows keep file order (DuckDB preserves insertion order), so
 a row's `line` plus a byte-offset table lets the episode page seek to exactly one line. The index
 is rebuilt when the file changes (episodes.jsonl is append-only, so a size/mtime check suffices).
+
+Every file is opened through workgym.core.datafiles (no links, regular files only), and DuckDB is
+handed a path only after the same check. A record longer than MAX_RECORD_BYTES is listed from its
+index row but never parsed whole for the episode page: the page gets a placeholder that says so
+(a 60 MB transcript line once gave a bare 500; issue 39, item 5).
 """
 
 from __future__ import annotations
@@ -20,8 +25,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from workgym.core import datafiles
 from workgym.run.rundir import EPISODES, read_spec, superseded_lines
 from workgym.run.summary import Summary, summarize
+
+MAX_INDEX_BYTES = (
+    64 * 2**20
+)  # longest line the index reads (DuckDB buffers 2x per thread); longer: unreadable
+MAX_RECORD_BYTES = 8 * 2**20  # longest line the episode page parses and sends; longer: placeholder
 
 # Only these fields are read from the JSONL for the index; transcripts stay on disk.
 _COLUMNS = (
@@ -47,8 +58,9 @@ SELECT task_id, epoch, family, split, model, outcome, left(error, 300) AS error,
   len(list_filter(coalesce(json_extract_string(tool_calls, '$[*].status'), []),
     x -> x <> 'ok')) AS n_tool_errors,
   CASE WHEN coalesce(submitted, false) THEN left(answer::VARCHAR, 120) END AS answer_preview
-FROM read_json(?, format='newline_delimited', ignore_errors=true, columns={columns})
-""".replace("{columns}", _COLUMNS)
+FROM read_json(?, format='newline_delimited', ignore_errors=true, columns={columns},
+  maximum_object_size={max_object})
+""".replace("{columns}", _COLUMNS).replace("{max_object}", str(MAX_INDEX_BYTES))
 
 SORTABLE = {
     "line": "line",
@@ -117,15 +129,17 @@ class _Index:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _line_offsets(path: Path) -> list[int]:
-    """Byte offset of every non-blank line, in file order (the rows DuckDB produces)."""
-    offsets, pos = [], 0
-    with path.open("rb") as fh:
+def _line_offsets(path: Path) -> tuple[list[int], bool]:
+    """Byte offset of every non-blank line, in file order (the rows DuckDB produces), and whether
+    some line is longer than the index reads."""
+    offsets, pos, too_long = [], 0, False
+    with datafiles.open_bytes(path) as fh:
         for line in fh:
             if line.strip():
                 offsets.append(pos)
+                too_long = too_long or len(line) > MAX_INDEX_BYTES
             pos += len(line)
-    return offsets
+    return offsets, too_long
 
 
 class RunQueries:
@@ -145,7 +159,7 @@ class RunQueries:
     def index(self, run: Path) -> _Index:
         """The run's index, rebuilt first if episodes.jsonl changed since it was built."""
         episodes = run / EPISODES
-        stat = episodes.stat() if episodes.exists() else None
+        stat = datafiles.check_regular(episodes).stat() if datafiles.present(episodes) else None
         stamp = (stat.st_size, stat.st_mtime_ns) if stat else (0, 0)
         with self._lock:
             current = self._indexes.get(run)
@@ -158,9 +172,9 @@ class RunQueries:
                 offsets: list[int] = []
                 rows, unreadable = 0, 0
             else:
-                offsets = _line_offsets(episodes)
-                rows, unreadable = self._build(cur, table, episodes)
-                if unreadable or rows != len(offsets):
+                offsets, too_long = _line_offsets(episodes)
+                rows, unreadable = (0, 0) if too_long else self._build(cur, table, episodes)
+                if too_long or unreadable or rows != len(offsets):
                     # A corrupt line can swallow its neighbours in DuckDB's reader: index only
                     # the lines that parse, from a clean copy outside the (read-only) run dir.
                     clean, offsets, unreadable = self._clean_copy(episodes, table)
@@ -199,11 +213,11 @@ class RunQueries:
             self._scratch = Path(tempfile.mkdtemp(prefix="workgym-viewer-"))
         clean = self._scratch / f"{table}.jsonl"
         offsets, bad, pos = [], 0, 0
-        with episodes.open("rb") as src, clean.open("wb") as dst:
+        with datafiles.open_bytes(episodes) as src, clean.open("wb") as dst:
             for line in src:
                 if line.strip():
                     try:
-                        ok = isinstance(json.loads(line), dict)
+                        ok = len(line) <= MAX_INDEX_BYTES and isinstance(json.loads(line), dict)
                     except ValueError:
                         ok = False
                     if ok:
@@ -329,15 +343,51 @@ class RunQueries:
             return None
         line = int(hit[0])
         if line < len(idx.offsets):
-            with (run / EPISODES).open("rb") as fh:
+            with datafiles.open_bytes(run / EPISODES) as fh:
                 fh.seek(idx.offsets[line])
+                head = fh.readline(MAX_RECORD_BYTES + 1)
+                if len(head) > MAX_RECORD_BYTES:
+                    size = len(head)
+                    while chunk := fh.readline(2**20):  # its length, without holding it
+                        size += len(chunk)
+                        if chunk.endswith(b"\n"):
+                            break
+                    return self._placeholder(idx, line, size)
                 try:
-                    record: dict[str, Any] = json.loads(fh.readline())
-                except json.JSONDecodeError:
+                    record: dict[str, Any] = json.loads(head)
+                except (json.JSONDecodeError, UnicodeDecodeError):
                     record = {}
             if record.get("task_id") == task_id and record.get("epoch") == epoch:
                 return record
         return _scan_for(run / EPISODES, task_id, epoch)  # offsets disagree: read it the slow way
+
+    def _placeholder(self, idx: _Index, line: int, size: int) -> dict[str, Any]:
+        """What the episode page shows for a record too long to parse and send: its index row
+        (ids, outcome, verdict fields, counts) and a note saying why the transcript is absent."""
+        cur = self._cursor().execute(
+            "SELECT task_id, epoch, family, split, model, outcome, error, truncation, turns, "
+            f"wall_time_s, started_at, status, success, reward, prompt_tokens, completion_tokens, "
+            f"flags FROM {idx.table} WHERE line = ?",
+            [line],
+        )
+        names = [d[0] for d in cur.description]
+        row = dict(zip(names, cur.fetchone() or [None] * len(names), strict=True))
+        note = (
+            f"this episode's record is {size / 2**20:.1f} MB, over the viewer's "
+            f"{MAX_RECORD_BYTES // 2**20} MB display cap: its transcript is not shown; read line "
+            f"{line + 1} of episodes.jsonl with a streaming tool (e.g. `jq -c` or DuckDB)"
+        )
+        return {
+            **{k: row[k] for k in ("task_id", "epoch", "family", "split", "model", "outcome")},
+            **{k: row[k] for k in ("truncation", "turns", "wall_time_s", "started_at")},
+            "error": note + (f"; its error: {row['error']}" if row.get("error") else ""),
+            "flags": row.get("flags") or [],
+            "verdict": {k: row[k] for k in ("status", "success", "reward")},
+            "usage": {k: row[k] for k in ("prompt_tokens", "completion_tokens")},
+            "messages": [],
+            "tool_calls": [],
+            "too_large": {"bytes": size, "cap": MAX_RECORD_BYTES, "note": note},
+        }
 
     def table(self, run: Path) -> str:
         return self.index(run).table
@@ -348,11 +398,15 @@ class RunQueries:
 
 def _scan_for(path: Path, task_id: str, epoch: int) -> dict[str, Any] | None:
     found = None
-    with path.open(encoding="utf-8") as fh:
+    with datafiles.open_bytes(path) as fh:
         for line in fh:
+            if len(line) > MAX_RECORD_BYTES:
+                continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if not isinstance(record, dict):
                 continue
             if record.get("task_id") == task_id and record.get("epoch") == epoch:
                 found = record  # the last one wins, as in the index

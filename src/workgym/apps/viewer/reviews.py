@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from workgym.core import datafiles
 from workgym.guards.review import REVIEWS, Decision, Review, episode_flags
 
 __all__ = ["REVIEWS", "Decision", "Review", "append_review", "episode_flags", "read_reviews"]
@@ -26,11 +27,15 @@ _lock = threading.Lock()
 
 
 def append_review(run: Path, review: Review) -> Review:
-    """Append one review line (O_APPEND, one write, flushed), never rewriting earlier ones."""
+    """Append one review line (O_APPEND, one write, flushed), never rewriting earlier ones.
+
+    The file is opened with O_NOFOLLOW and must be a regular file with one link
+    (workgym.core.datafiles): a received run whose reviews.jsonl links elsewhere is refused,
+    so a click never writes outside the served folder (issue 39, item 1)."""
     if not review.at:
         review = review.model_copy(update={"at": datetime.now(UTC).isoformat(timespec="seconds")})
     line = json.dumps(review.model_dump(), ensure_ascii=False) + "\n"
-    with _lock, (run / REVIEWS).open("a", encoding="utf-8") as fh:
+    with _lock, datafiles.open_text(run / REVIEWS, "a") as fh:
         fh.write(line)
         fh.flush()
     return review
@@ -41,10 +46,10 @@ def read_reviews(
 ) -> list[dict[str, Any]]:
     """Review lines in file order, optionally for one episode; unreadable lines are skipped."""
     path = run / REVIEWS
-    if not path.exists():
+    if not datafiles.present(path):
         return []
     out = []
-    with path.open(encoding="utf-8") as fh:
+    with datafiles.open_text(path, errors="replace") as fh:
         for line in fh:
             try:
                 record = json.loads(line)

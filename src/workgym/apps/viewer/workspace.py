@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workgym.core import datafiles
 from workgym.core.errors import ConfigError
 
 RUN_MARKER = "run.json"
@@ -22,6 +23,7 @@ PLAYBOOK_MARKER = "playbook.md"
 CERTIFICATE_MARKER = "certificate.json"
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
 MAX_DEPTH = 8
+MAX_MANIFEST = 10_000_000  # characters of a manifest.json read for the listing
 
 
 class OutsideRoot(ValueError):
@@ -93,8 +95,8 @@ class Workspace:
 
 def _manifest(path: Path, rel: str) -> dict[str, Any]:
     try:
-        data = json.loads((path / ENV_MARKER).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json.loads(datafiles.read_text(path / ENV_MARKER, limit=MAX_MANIFEST))
+    except (OSError, ConfigError, json.JSONDecodeError) as exc:
         return {"path": rel, "error": f"unreadable manifest.json ({exc})"}
     if not isinstance(data, dict):
         return {"path": rel, "error": "manifest.json is not an object"}

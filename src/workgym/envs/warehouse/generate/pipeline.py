@@ -50,6 +50,7 @@ from workgym.envs.warehouse.generate.splits import (
     unit_key,
     write_record,
 )
+from workgym.envs.warehouse.generate.staging import Staging
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec
 from workgym.envs.warehouse.runtime.env import CONFIG_FILE, WarehouseConfig, WarehouseEnv
 from workgym.envs.warehouse.schema.card import SchemaCard
@@ -120,16 +121,40 @@ def _bar(enabled: bool) -> Iterator[Progress | None]:
         yield bar
 
 
-def generate(options: GenerateOptions, *, progress: bool = True) -> GenerationReport:
-    """Generate the environment directory `options.out`; return (and write) the report."""
+def generate(
+    options: GenerateOptions, *, progress: bool = True, overwrite: bool = False
+) -> GenerationReport:
+    """Generate the environment directory `options.out`; return (and write) the report.
+
+    The environment is built in a sibling staging folder and renamed into place when complete
+    (workgym.envs.warehouse.generate.staging): an existing `options.out` is refused unless
+    `overwrite`, and a killed run leaves only the staging folder, which the next run into the
+    same `out` finishes.
+    """
     if options.tasks < 10:
         raise ConfigError(f"--tasks {options.tasks} is too few; ask for at least 10")
     check_identity(options)
-    out = Path(options.out)
-    if (out / "snapshot.duckdb").exists() and not (out / CONFIG_FILE).exists():
-        raise ConfigError(
-            f"{out} holds a snapshot that is not a workgym environment; pick another --out"
-        )
+    stage = Staging(Path(options.out), _identity(options))
+    work, ready = stage.claim(overwrite=overwrite)
+    if ready:  # a killed run had finished generating: only the install was left
+        report = GenerationReport.model_validate_json((work / REPORT_FILE).read_text())
+    else:
+        try:
+            report = _generate_into(work, options, progress)
+        except Exception:  # a clean failure leaves nothing; only a kill leaves the staging folder
+            stage.abandon()
+            raise
+    stage.install()
+    return report
+
+
+def _identity(options: GenerateOptions) -> dict[str, Any]:
+    """What makes two runs the same generation (a staging folder of another is started over)."""
+    return options.model_dump(mode="json") | {"generator_version": GENERATOR_VERSION}
+
+
+def _generate_into(out: Path, options: GenerateOptions, progress: bool) -> GenerationReport:
+    """Every step of the generation, writing into `out` (the staging folder)."""
     timings: dict[str, float] = {}
     rng = random.Random(options.seed)
     with _bar(progress) as bar:
