@@ -151,9 +151,21 @@ async def demo(root: Path) -> int:
             highlight=False,
         )
     # soft_wrap: a command wrapped onto two lines fails when pasted
-    console.print(f"next: {command} view {runs}/", highlight=False, soft_wrap=True)
-    console.print(f"      {command} summary {runs / 'candidate'}", highlight=False, soft_wrap=True)
+    for i, hint in enumerate(next_hints(command, root, runs, json_path)):
+        console.print(f"{'next:' if i == 0 else '     '} {hint}", highlight=False, soft_wrap=True)
     return 0
+
+
+def next_hints(command: str, root: Path, runs: Path, certificate: Path) -> list[str]:
+    """The commands the demo suggests, built from where it wrote things. `view` serves `root`,
+    which holds the environment (root/env) beside the runs: served from the runs' own folder,
+    the viewer could not load the environment and every episode page said "ground truth
+    unavailable"."""
+    return [
+        f"{command} view {root}/",
+        f"{command} summary {runs / 'candidate'}",
+        f"{command} certify --recompute {certificate}",
+    ]
 
 
 def workgym_command() -> str:
@@ -172,7 +184,27 @@ def workgym_command() -> str:
         return str(here)
 
 
+def quiet_libraries() -> None:
+    """Keep transformers' and TRL's advisory warnings and weight-loading bars (about 70 lines)
+    out of the demo's output: what the demo prints is what it did. Set before they are imported;
+    a value the user set wins."""
+    import logging
+    import warnings
+
+    for name, value in (
+        ("TRANSFORMERS_VERBOSITY", "error"),
+        ("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1"),
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TQDM_DISABLE", "1"),
+    ):
+        os.environ.setdefault(name, value)
+    for module in ("transformers", "trl", "torch", "accelerate", "peft"):
+        warnings.filterwarnings("ignore", module=module)
+        logging.getLogger(module).setLevel(logging.ERROR)
+
+
 def main() -> None:
+    quiet_libraries()
     raise SystemExit(asyncio.run(demo(Path("runs") / "demo")))
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workgym.core.choices import UnknownChoiceError, unknown
-from workgym.core.errors import SealedSplitError
+from workgym.core.errors import ConfigError, SealedSplitError
 from workgym.core.messages import Message
 
 Split = Literal["train", "dev", "test"]
@@ -191,16 +191,40 @@ class TaskSet:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                try:
-                    tasks.append(Task.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{lineno}: not a valid task ({exc})") from exc
+                tasks.append(_task_line(line, f"{path}:{lineno}"))
         return cls(tasks, split_spec)
 
     def to_jsonl(self, path: str | Path) -> None:
         with Path(path).open("w", encoding="utf-8") as fh:
             for t in self._tasks:
                 fh.write(t.model_dump_json() + "\n")
+
+
+def _task_line(line: str, where: str) -> Task:
+    """One tasks.jsonl line as a Task, or a one-line ConfigError naming the line and the key:
+    a misspelt key (`"answr"`) used to be dropped silently, leaving a task with no answer."""
+    import difflib
+
+    try:
+        raw = json.loads(line)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: not valid JSON ({exc}); each line is one JSON object") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a task line is a JSON object, not {type(raw).__name__}")
+    known = list(Task.model_fields)
+    for key in raw:
+        if key not in Task.model_fields:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"{where}: unknown key {key!r}; {hint}a task line has {', '.join(known)}"
+            )
+    try:
+        return Task.model_validate(raw)
+    except ValueError as exc:
+        first = exc.errors(include_url=False)[0] if hasattr(exc, "errors") else None
+        why = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc)
+        raise ConfigError(f"{where}: not a valid task ({why})") from exc
 
 
 def warn_empty_splits(owner: str, tasks: TaskSet) -> None:

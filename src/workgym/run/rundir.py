@@ -79,6 +79,10 @@ class RunSpec(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     created_at: str = ""
     forced: list[str] = Field(default_factory=list)
+    sample: int | None = None
+    """`--sample N`: the run plays a seeded, family-stratified sample of N tasks (run.sample)."""
+    run_limits: dict[str, Any] | None = None
+    """The run's own per-episode budgets (core.run_limits), when it set any."""
 
     def identity(self) -> dict[str, Any]:
         return self.model_dump(exclude={"created_at", "versions", "env_ref"})

@@ -61,11 +61,17 @@ def certify(
     ] = None,
     baseline: Annotated[
         str | None,
-        typer.Option("--baseline-model", "--baseline", help="openai/<model> or hf/<checkpoint>"),
+        typer.Option("--baseline-model", help="openai/<model> or hf/<checkpoint>"),
     ] = None,
     candidate: Annotated[
         str | None,
-        typer.Option("--candidate-model", "--candidate", help="openai/<model> or hf/<checkpoint>"),
+        typer.Option("--candidate-model", help="openai/<model> or hf/<checkpoint>"),
+    ] = None,
+    baseline_old: Annotated[
+        str | None, typer.Option("--baseline", hidden=True, help="deprecated: --baseline-model")
+    ] = None,
+    candidate_old: Annotated[
+        str | None, typer.Option("--candidate", hidden=True, help="deprecated: --candidate-model")
     ] = None,
     baseline_playbook: Annotated[Path | None, typer.Option(help="playbook file")] = None,
     candidate_playbook: Annotated[Path | None, typer.Option(help="playbook file")] = None,
@@ -81,9 +87,13 @@ def certify(
     recompute: Annotated[
         Path | None, typer.Option(help="rebuild this certificate.json and compare bytes")
     ] = None,
-    suites: Annotated[str, typer.Option(help="comma-separated suite ids, or 'none'")] = (
-        DEFAULT_SUITES
-    ),
+    suites: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated suite ids, or 'none' [default: those of "
+            f"{DEFAULT_SUITES} that are installed; the others are skipped and named]"
+        ),
+    ] = None,
     epochs: Annotated[int, typer.Option(min=1, help="epochs K per item and arm")] = 1,
     seed: int = 0,
     alpha: Annotated[float, typer.Option(min=0.001, max=0.49)] = 0.05,
@@ -134,9 +144,15 @@ def certify(
     from workgym.run.policy import Policy
 
     positional = list(args or [])
-    suite_ids = [] if suites.strip() == "none" else [s for s in suites.split(",") if s.strip()]
+    baseline, candidate = _deprecated_model_flags(baseline, baseline_old, candidate, candidate_old)
+    if suites is None:
+        suite_ids = installed_suites(DEFAULT_SUITES.split(","))
+    elif suites.strip() == "none":
+        suite_ids = []
+    else:
+        suite_ids = [s.strip() for s in suites.split(",") if s.strip()]
     req = Request(
-        suites=[s.strip() for s in suite_ids],
+        suites=suite_ids,
         epochs=epochs,
         seed=seed,
         alpha=alpha,
@@ -193,6 +209,49 @@ def certify(
     out.print(f"next: workgym certify --recompute {json_path}")
     if cert.verdict != "PASS":
         raise typer.Exit(1)
+
+
+def _deprecated_model_flags(
+    baseline: str | None, baseline_old: str | None, candidate: str | None, candidate_old: str | None
+) -> tuple[str | None, str | None]:
+    """`--baseline`/`--candidate` still work, with a line: `compare --baseline` named a run
+    folder, so each meaning now has its own name (--baseline-model here, --baseline-run there)."""
+    for old, new, given in (
+        ("--baseline", "--baseline-model", baseline_old),
+        ("--candidate", "--candidate-model", candidate_old),
+    ):
+        if given is not None:
+            err.print(
+                f"[yellow]deprecated:[/] `certify {old}` is now `{new}` (a model; "
+                "`compare --baseline-run` takes a run folder)",
+                highlight=False,
+            )
+    return baseline or baseline_old, candidate or candidate_old
+
+
+def installed_suites(wanted: list[str]) -> list[str]:
+    """The default suites that load here; each one that does not is named with its reason
+    (the demo's venv has neither the [suites] extra nor bfcl-eval), so the default works
+    wherever workgym is installed and says what it left out."""
+    from workgym.core.loading import registered
+
+    found = registered()
+    usable: list[str] = []
+    for suite in wanted:
+        factory = found.get(suite)
+        try:
+            if factory is None:
+                raise LookupError(f"{suite} is not registered")
+            factory()
+        except Exception as exc:  # a missing extra or data set: skipped, and said
+            err.print(
+                f"[yellow]skipped suite[/] {escape(suite)}: {escape(str(exc))} "
+                "(pass --suites to choose; --suites none certifies on the task alone)",
+                highlight=False,
+            )
+            continue
+        usable.append(suite)
+    return usable
 
 
 def _recompute(path: Path) -> None:

@@ -19,6 +19,7 @@ from workgym.core.errors import ConfigError, ModelError
 from workgym.core.loading import registered
 from workgym.core.model import Model, Sampling
 from workgym.core.registry import Registry
+from workgym.core.run_limits import DEFAULT_RUN_LIMITS, RunLimits
 
 if TYPE_CHECKING:
     from workgym.certify.looks import LookKind
@@ -94,7 +95,8 @@ def envs(imports: ImportModules = None) -> None:
             record = env.taskset.split_record()["tasks"]
         except Exception as exc:  # a missing extra or a broken plugin: one row, no traceback
             reason = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
-            table.add_row(env_id, "-", "-", f"unavailable: {reason}")
+            # escaped: rich reads `[suites]` in "pip install 'workgym[suites]'" as markup
+            table.add_row(escape(env_id), "-", "-", escape(f"unavailable: {reason}"))
             continue
         table.add_row(
             env_id, env.version, str(len(env.taskset)), "/".join(str(v) for v in record.values())
@@ -113,10 +115,39 @@ def eval_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="run directory")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     api_key: Annotated[str | None, typer.Option(help="key for the endpoint")] = None,
-    seed: int = 0,
-    limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
+    seed: Annotated[int, typer.Option(help="run seed (episode seeds, --sample)")] = 0,
+    limit: Annotated[
+        int | None, typer.Option(help="only the first N tasks, in file order")
+    ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(min=1, help="N tasks drawn with --seed, spread over the families"),
+    ] = None,
     temperature: float = 0.0,
-    max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="per model call [default: the model's own: 256 new tokens for hf/, the "
+            "provider's for openai/]"
+        ),
+    ] = None,
+    max_repeats: Annotated[
+        int,
+        typer.Option(
+            min=0, help="end an episode when one tool call (same arguments) is made N times; 0: off"
+        ),
+    ] = DEFAULT_RUN_LIMITS.max_repeats or 0,
+    episode_tokens: Annotated[
+        int,
+        typer.Option(min=0, help="end an episode at this many prompt+completion tokens; 0: off"),
+    ] = DEFAULT_RUN_LIMITS.max_episode_tokens or 0,
+    episode_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0, help="end an episode after this many seconds (or the environment's limit, "
+            "if sooner); 0: off"
+        ),
+    ] = DEFAULT_RUN_LIMITS.max_episode_s or 0,
     playbook: Annotated[Path | None, typer.Option(help="playbook file to render")] = None,
     progress: bool = True,
     executor: Annotated[str, typer.Option(help="asyncio (this process) or ray")] = "asyncio",
@@ -177,9 +208,15 @@ def eval_cmd(
                 concurrency=concurrency,
                 seed=seed,
                 limit=limit,
+                sample=sample,
                 progress=progress,
                 executor=runner,
                 retry_errors=retry_errors,
+                run_limits=RunLimits(
+                    max_repeats=max_repeats or None,
+                    max_episode_tokens=episode_tokens or None,
+                    max_episode_s=episode_seconds or None,
+                ),
             ),
         )
     )
@@ -245,6 +282,10 @@ def check(
         detail = item.detail + (f" (e.g. {', '.join(item.failures[:3])})" if item.failures else "")
         table.add_row(escape(item.name), mark, escape(detail))
     out.print(table)
+    for item in report.items:  # once, below the table: the cause of a failure in own code
+        if item.traceback:
+            out.print(f"{item.name}: the first traceback", highlight=False, markup=False)
+            out.print(item.traceback.rstrip(), highlight=False, markup=False)
     if report.reused:
         out.print(
             f"re-used the check of {report.checked_at or 'an earlier run'}: the environment is "

@@ -92,11 +92,15 @@ def compare_cmd(
     baseline: Annotated[
         list[Path] | None,
         typer.Option(
-            "--baseline",
+            "--baseline-run",
             "-b",
-            help="baseline run (repeatable: the single agent at several budgets); default: "
-            "the first RUN",
+            help="baseline run folder (repeatable: the single agent at several budgets); "
+            "default: the first RUN",
         ),
+    ] = None,
+    baseline_old: Annotated[
+        list[Path] | None,
+        typer.Option("--baseline", hidden=True, help="deprecated: --baseline-run"),
     ] = None,
     tolerance: Annotated[
         float, typer.Option(help="costs within this fraction count as matched")
@@ -111,6 +115,14 @@ def compare_cmd(
     from workgym.swarm.compare import compare
     from workgym.swarm.frontier import frontier_png
 
+    if baseline_old:
+        # `certify --baseline` named a model; here it named a run folder: one name per meaning
+        err.print(
+            "[yellow]deprecated:[/] `compare --baseline` is now `--baseline-run` "
+            "(a run folder; certify's baseline is a model, --baseline-model)",
+            highlight=False,
+        )
+        baseline = [*(baseline or []), *baseline_old]
     try:
         comp = compare(runs, baseline=baseline or [], tolerance=tolerance, margin=margin)
     except ConfigError as exc:
