@@ -25,6 +25,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from workgym.apps.cli.hints import command as hint_command
+from workgym.apps.cli.hints import workgym_command
 from workgym.certify.workflow import Request, certify_async
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
@@ -161,27 +163,12 @@ def next_hints(command: str, root: Path, runs: Path, certificate: Path) -> list[
     which holds the environment (root/env) beside the runs: served from the runs' own folder,
     the viewer could not load the environment and every episode page said "ground truth
     unavailable"."""
+    del command  # hint_command quotes it and finds the same workgym
     return [
-        f"{command} view {root}/",
-        f"{command} summary {runs / 'candidate'}",
-        f"{command} certify --recompute {certificate}",
+        hint_command("view", f"{root}/"),
+        hint_command("summary", runs / "candidate"),
+        hint_command("certify", "--recompute", certificate),
     ]
-
-
-def workgym_command() -> str:
-    """How to type `workgym` in this terminal: the bare name when it is on PATH and is this
-    installation, else its path (relative to the working directory when it is inside it)."""
-    import shutil
-    import sys
-
-    here = Path(sys.executable).parent / "workgym"
-    found = shutil.which("workgym")
-    if found is not None and Path(found).resolve() == here.resolve():
-        return "workgym"
-    try:
-        return str(here.relative_to(Path.cwd()))
-    except ValueError:
-        return str(here)
 
 
 def quiet_libraries() -> None:

@@ -28,8 +28,10 @@ class RunLimits(BaseModel):
     """The episode ends (`time_budget`) after this many seconds of wall time."""
 
     def off(self) -> bool:
-        return self.max_repeats is None and self.max_episode_tokens is None and (
-            self.max_episode_s is None
+        return (
+            self.max_repeats is None
+            and self.max_episode_tokens is None
+            and (self.max_episode_s is None)
         )
 
 
@@ -45,4 +47,5 @@ def call_key(call: ToolCall) -> tuple[str, str]:
 
 
 DEFAULT_RUN_LIMITS = RunLimits(max_repeats=3, max_episode_tokens=None, max_episode_s=180.0)
-"""`workgym eval`'s defaults (decision 0081): a third identical call, or 3 minutes, ends an episode."""
+"""`workgym eval`'s defaults (decision 0081): a third identical call, or 3 minutes, ends an
+episode."""

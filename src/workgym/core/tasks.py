@@ -245,10 +245,36 @@ def warn_empty_splits(owner: str, tasks: TaskSet) -> None:
     verb = "is" if len(empty) == 1 else "are"
     warnings.warn(
         f"{owner}: {len(tasks.families())} families split {shown} tasks, so "
-        f"{' and '.join(empty)} {verb} empty. Splits are by family (60/20/20 of the families): "
-        "use about ten families or more, or pin some with SplitSpec(overrides={FAMILY: 'dev'})",
+        f"{' and '.join(empty)} {verb} empty. Splits are by family: {split_advice(tasks, empty)}",
         EmptySplitWarning,
         stacklevel=3,
+    )
+
+
+def families_for_every_split(spec: SplitSpec, risk: float = 0.01) -> int:
+    """How many families leave no split empty with probability 1 - `risk`: each family lands in a
+    split by hash, so with shares 60/20/20 twelve families still leave dev or test empty about
+    one time in seven; 24 bring that under one in a hundred."""
+    shares = [share for share in (spec.train, spec.dev, spec.test) if share > 0]
+    n = 1
+    while sum((1 - share) ** n for share in shares) > risk:
+        n += 1
+    return n
+
+
+def split_advice(tasks: TaskSet, empty: list[str]) -> str:
+    """What to do about empty splits: how many more families, or which to pin where."""
+    spec = tasks.split_spec
+    have = len(tasks.families())
+    needed = families_for_every_split(spec)
+    spare = [f for f in tasks.families() if spec.assign(f) == "train"]  # train can spare one
+    pins = dict(zip(spare[: len(empty)], empty, strict=False))
+    pinned = f"wg.SplitSpec(overrides={pins!r})" if pins else "wg.SplitSpec(overrides=...)"
+    more = f"add about {needed - have} families ({needed} leave no split empty 99 times in 100)"
+    return (
+        f"{more}, or pin families: TaskSet.from_jsonl(..., split_spec={pinned}) in your tasks()"
+        if needed > have
+        else f"pin families: TaskSet.from_jsonl(..., split_spec={pinned}) in your tasks()"
     )
 
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.tasks import SPLITS
+from workgym.core.tasks import SPLITS, split_advice
 from workgym.core.verdict import Status
 from workgym.core.version import __version__
 from workgym.guards import hooks
@@ -129,7 +129,8 @@ async def _check(
     trace: str | None = None
     if raised and raised[0].verdict is not None:  # the cause, not only "0/156 solved"
         evidence = raised[0].verdict.evidence
-        detail += f"; verify raised on {len(raised)} ({evidence.get('error', '?')}, traceback below)"
+        error = evidence.get("error", "?")
+        detail += f"; verify raised on {len(raised)} ({error}, traceback below)"
         trace = str(evidence.get("traceback") or "") or None
     items.append(
         CheckItem(
@@ -183,7 +184,8 @@ async def _check(
         CheckItem(
             name="held-out tasks exist for every split",
             passed=not empty,
-            detail=", ".join(f"{s} {len(env.taskset.split(s))}" for s in SPLITS),
+            detail=", ".join(f"{s} {len(env.taskset.split(s))}" for s in SPLITS)
+            + (f"; {split_advice(env.taskset, empty)}" if empty else ""),
             failures=empty,
         )
     )

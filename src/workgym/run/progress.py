@@ -24,13 +24,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 HEARTBEAT_S = 30.0
 """Off a terminal, the longest silence while a run is alive."""
-MIN_GAP_S = 5.0
+MIN_GAP_S = 10.0
 """Off a terminal, the shortest gap between two per-item lines (the last item always prints)."""
 
 
 def clock(seconds: float) -> str:
     """`1:05:09` or `4:09`: elapsed and remaining time as a person reads it."""
-    s = int(round(seconds))
+    s = round(seconds)
     h, rest = divmod(s, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

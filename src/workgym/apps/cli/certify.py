@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from workgym.apps.cli.env_options import ImportModules, import_modules
+from workgym.apps.cli.hints import next_line
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -206,7 +207,7 @@ def certify(
     for w in cert.warnings:
         out.print(f"  [yellow]warning[/] {escape(w)}", highlight=False)
     out.print(f"certificate: {json_path}\nreport: {html_path}")
-    out.print(f"next: workgym certify --recompute {json_path}")
+    out.print(next_line("certify", "--recompute", json_path), highlight=False)
     if cert.verdict != "PASS":
         raise typer.Exit(1)
 

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workgym.apps.cli.env_options import ImportModules, import_modules, load_env
+from workgym.apps.cli.hints import next_line
 from workgym.core.errors import ConfigError, ModelError
 from workgym.core.loading import registered
 from workgym.core.model import Model, Sampling
@@ -89,6 +90,7 @@ def envs(imports: ImportModules = None) -> None:
     """List the registered environments."""
     import_modules(imports)
     table = Table("id", "version", "tasks", "train/dev/test")
+    usable: list[str] = []
     for env_id, factory in registered().items():
         try:
             env = factory()
@@ -98,11 +100,13 @@ def envs(imports: ImportModules = None) -> None:
             # escaped: rich reads `[suites]` in "pip install 'workgym[suites]'" as markup
             table.add_row(escape(env_id), "-", "-", escape(f"unavailable: {reason}"))
             continue
+        usable.append(env_id)
         table.add_row(
             env_id, env.version, str(len(env.taskset)), "/".join(str(v) for v in record.values())
         )
     out.print(table)
-    out.print("next: workgym check ENV")
+    if usable:
+        out.print(next_line("check", usable[0], imports=imports), highlight=False)
 
 
 @app.command("eval")
@@ -116,9 +120,7 @@ def eval_cmd(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     api_key: Annotated[str | None, typer.Option(help="key for the endpoint")] = None,
     seed: Annotated[int, typer.Option(help="run seed (episode seeds, --sample)")] = 0,
-    limit: Annotated[
-        int | None, typer.Option(help="only the first N tasks, in file order")
-    ] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N tasks, in file order")] = None,
     sample: Annotated[
         int | None,
         typer.Option(min=1, help="N tasks drawn with --seed, spread over the families"),
@@ -144,8 +146,9 @@ def eval_cmd(
     episode_seconds: Annotated[
         float,
         typer.Option(
-            min=0, help="end an episode after this many seconds (or the environment's limit, "
-            "if sooner); 0: off"
+            min=0,
+            help="end an episode after this many seconds (or the environment's limit, "
+            "if sooner); 0: off",
         ),
     ] = DEFAULT_RUN_LIMITS.max_episode_s or 0,
     playbook: Annotated[Path | None, typer.Option(help="playbook file to render")] = None,
@@ -222,7 +225,7 @@ def eval_cmd(
     )
     run.summary().print(out)
     out.print(f"episodes: {run.path / 'episodes.jsonl'}")
-    out.print(f"next: workgym summary {run.path}")
+    out.print(next_line("summary", run.path), highlight=False)
 
 
 def _endpoint_model(
@@ -268,14 +271,25 @@ def check(
     ] = False,
     progress: bool = True,
     imports: ImportModules = None,
+    admission_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="where admission.json is recorded [default: runs/check, where `certify` "
+            "looks, whatever --out is]"
+        ),
+    ] = None,
 ) -> None:
     """Model-free self test: the oracle solves every task, verdicts are deterministic, and a
     policy that answers nothing scores near zero. An unchanged environment re-uses its check."""
+    from workgym.guards.admission import DEFAULT_DIR
     from workgym.guards.check import check_async
 
     environment = load_env(env, imports)
-    target = out_dir or Path("runs") / "check" / _slug(environment.id)
-    report = asyncio.run(check_async(environment, target, progress=progress, fresh=fresh))
+    target = out_dir or DEFAULT_DIR / _slug(environment.id)
+    record = admission_dir or DEFAULT_DIR
+    report = asyncio.run(
+        check_async(environment, target, progress=progress, fresh=fresh, admission_dir=record)
+    )
     table = Table("check", "result", "detail", title=f"workgym check {environment.id}")
     for item in report.items:
         mark = "[green]pass[/]" if item.passed else "[red]FAIL[/]"
@@ -294,13 +308,18 @@ def check(
             highlight=False,
         )
     out.print(f"report: {target / 'check.json'}")
+    where = "" if record == DEFAULT_DIR else f" (certify reads it with --admission-dir {record})"
+    out.print(f"admission record: {record / 'admission.json'}{where}", highlight=False)
     if not report.passed:
         raise typer.Exit(1)
-    again = "".join(f" --import {m}" for m in imports or [])  # the hint must work when pasted
     out.print(
-        f"next: workgym eval {env}{again} --model openai/<model> --base-url <url> --split dev",
+        next_line(
+            "eval", env, "--model", "hf/smollm2-135m", "--split", "dev", "--sample", "4",
+            imports=imports,
+            note="or your own model: --model openai/MODEL --base-url URL",
+        ),
         highlight=False,
-    )
+    )  # fmt: skip
 
 
 CommandGroup = Callable[[typer.Typer], None]

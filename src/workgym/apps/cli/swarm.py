@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from workgym.apps.cli.hints import next_line
+
 if TYPE_CHECKING:
     from workgym.swarm.compare import Comparison
     from workgym.swarm.points import Paired
@@ -134,7 +136,7 @@ def compare_cmd(
     png = frontier_png(comp, target / "compare.png")
     render(comp, out)
     out.print(f"comparison: {target / 'compare.json'}\nplot: {png}")
-    out.print(f"next: workgym view {Path(comp.runs[0].path).parent}")
+    out.print(next_line("view", Path(comp.runs[0].path).parent), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

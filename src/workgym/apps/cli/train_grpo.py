@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from workgym.apps.cli.env_options import ImportModules, import_modules
+from workgym.apps.cli.hints import next_line
 
 
 def register(train_app: typer.Typer) -> None:
@@ -94,5 +95,9 @@ def grpo(
         refs = " ".join(f"--checkpoints {ref}" for ref in models)
         console.print(f"along training: workgym imitation-gap {env} --model {model} {refs}")
     console.print(
-        f"next: workgym certify {env} --baseline {model} --candidate hf/{result.checkpoint}"
-    )
+        next_line(
+            "certify", env, "--baseline-model", model,
+            "--candidate-model", f"hf/{result.checkpoint}", imports=imports,
+        ),
+        highlight=False,
+    )  # fmt: skip

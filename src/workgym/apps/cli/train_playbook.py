@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from workgym.apps.cli.env_options import ImportModules, load_env
+from workgym.apps.cli.hints import next_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -180,5 +181,9 @@ def playbook(
     console.print(f"playbook: {result.playbook_path}")
     console.print(f"report: {out / 'report.md'}  learning curve: {out / 'learning_curve.png'}")
     console.print(
-        f"next: workgym eval {env} --model {model} --playbook {result.playbook_path} --split dev"
-    )
+        next_line(
+            "eval", env, "--model", model, "--playbook", result.playbook_path, "--split", "dev",
+            imports=imports,
+        ),
+        highlight=False,
+    )  # fmt: skip

@@ -36,7 +36,8 @@ class GroundTruth:
         found: list[Path] = []
         # A relative ref is as the run's command saw it (`runs/demo/env` from the checkout);
         # served from `runs/demo/`, its tail (`env`) is what lies under the root.
-        tails = [path] if path.is_absolute() else [Path(*path.parts[i:]) for i in range(len(path.parts))]
+        parts = path.parts
+        tails = [path] if path.is_absolute() else [Path(*parts[i:]) for i in range(len(parts))]
         for tail in tails:
             for base in [Path("/")] if path.is_absolute() else bases:
                 candidate = (base / tail).resolve()
