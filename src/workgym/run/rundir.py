@@ -161,6 +161,13 @@ class RunDir:
             with (self.path / "episodes.torn").open("ab") as torn:
                 torn.write(data[cut:] + b"\n")
             fh.truncate(cut)
+        import warnings
+
+        warnings.warn(
+            f"{path}: its last line was cut off mid-write (a kill or a full disk); moved it to "
+            f"{self.path / 'episodes.torn'}, and that episode runs again",
+            stacklevel=3,
+        )
 
     def finished(self) -> set[tuple[str, int]]:
         return {(r["task_id"], r["epoch"]) for r in self.records()}

@@ -68,11 +68,17 @@ class Summary(BaseModel):
         t.add_row("verdicts", _fmt(self.statuses))
         t.add_row("audit flags", _fmt(self.flags) or "none")
         if self.flagged_successes:
+            double = (
+                f"expected: {self.model} is a test double that submits the hidden answer "
+                "without using the tools, which the audit flags (not cheating); "
+                if self.model.startswith("scripted/")
+                else ""
+            )
             t.add_row(
                 "flagged successes",
                 f"{self.flagged_successes} of {round(self.success_rate * self.n_episodes)}: "
-                "counted above; `workgym compare` and certificates count them 0 until accepted "
-                f"(workgym review {self.run or 'RUN'})",
+                f"{double}counted above; `workgym compare` and certificates count them 0 until "
+                f"accepted (workgym review {self.run or 'RUN'})",
             )
         return t
 

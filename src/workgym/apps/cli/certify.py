@@ -124,7 +124,13 @@ def certify(
         ),
     ] = None,
     temperature: float = 0.0,
-    max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="per model call [default: the model's own: 256 new tokens for hf/, the "
+            "provider's for openai/]"
+        ),
+    ] = None,
     progress: bool = True,
     imports: ImportModules = None,
 ) -> None:

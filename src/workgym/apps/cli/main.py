@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -107,6 +108,36 @@ def envs(imports: ImportModules = None) -> None:
     out.print(table)
     if usable:
         out.print(next_line("check", usable[0], imports=imports), highlight=False)
+
+
+@app.command()
+def models() -> None:
+    """List the model names eval, check and certify take: providers and the scripted doubles."""
+    from workgym.models.hf_builtin import BUILTIN
+    from workgym.testing.scripted import DOUBLES
+
+    table = Table("model", "what it is")
+    table.add_row("openai/<model>", "any OpenAI-compatible endpoint (--base-url, OPENAI_BASE_URL)")
+    table.add_row("hf/<dir>", escape("local transformers weights (the [train] or [smol] extra)"))
+    for spec in BUILTIN.values():
+        table.add_row(f"hf/{spec.name}", f"built-in real model, offline on CPU ({spec.distribution})")
+    for name, entry in DOUBLES.entries().items():
+        if name.endswith("*"):
+            what = f"a family of test doubles ({escape(entry.source)}); workgym attack --list"
+            table.add_row(escape(f"scripted/{name[:-1]}<name>"), what)
+            continue
+        try:
+            doc = (entry.load().__doc__ or "").strip().split("\n")[0]
+        except Exception as exc:  # a double whose extra is missing: listed, with why
+            doc = f"unavailable: {type(exc).__name__}: {exc}"
+        table.add_row(escape(f"scripted/{name}"), escape(f"test double: {doc}"))
+    out.print(table)
+    out.print(
+        "scripted/* are test doubles: they read the hidden answer (oracle) or answer nothing "
+        "(null) to check an environment, never to measure a model",
+        highlight=False,
+    )
+    out.print(next_line("eval", "workgym/toy-shop", "--model", "scripted/oracle"), highlight=False)
 
 
 @app.command("eval")
@@ -351,13 +382,24 @@ def _warning_line(
     err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
 
 
+def _full_short_help(group: click.Command) -> click.Command:
+    """Each command's whole first paragraph in `workgym --help`: click cuts it at about 45
+    characters ("Evaluate a model on a split; re-running the...") unless short_help is set;
+    the formatter then wraps it at the terminal's width instead."""
+    for command in getattr(group, "commands", {}).values():
+        if command.short_help is None and command.help:
+            command.short_help = " ".join(command.help.split("\n\n")[0].split())
+        _full_short_help(command)
+    return group
+
+
 def main() -> None:
     """Entry point: user mistakes become one-line errors that say what to do."""
     import warnings
 
     warnings.showwarning = _warning_line
     try:
-        app()
+        _full_short_help(typer.main.get_command(app))()
     except ConfigError as exc:
         _fail(str(exc))
     except ModelError as exc:

@@ -22,7 +22,9 @@ def register(train_app: typer.Typer) -> None:
 def grpo(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     model: Annotated[str, typer.Option(help="hf/<dir>: the local model whose weights train")],
-    out: Annotated[Path, typer.Option(help="run directory (must be new)")],
+    out: Annotated[
+        Path, typer.Option(help="run directory; must be new: GRPO training does not resume")
+    ],
     steps: Annotated[int, typer.Option(min=1, help="optimizer steps")] = 20,
     num_generations: Annotated[int, typer.Option(min=2, help="episodes per task (group)")] = 8,
     prompts_per_step: Annotated[int, typer.Option(min=1, help="tasks per step")] = 4,
@@ -60,6 +62,13 @@ def grpo(
 
     if adapter not in ("rollout", "tools"):
         raise ConfigError(f"--adapter {adapter!r}: use rollout or tools")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        # before the weights load (a minute on CPU): GRPO's optimizer state is not saved, so
+        # training never resumes; commands whose work is on disk (eval, train playbook) do
+        raise ConfigError(
+            f"--out {out} already exists: train grpo starts a new folder each time (it cannot "
+            "resume); pass a new --out. (eval and train playbook resume their --out instead.)"
+        )
     import_modules(imports)
     try:
         from workgym.train.trl.grpo import GRPOSettings, train_grpo

@@ -64,7 +64,10 @@ class _View:
 def playbook(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     model: Annotated[str, typer.Option(help="the agent: openai/<model>, hf/<path>, scripted/...")],
-    out: Annotated[Path, typer.Option(help="run directory (re-run the command to resume)")],
+    out: Annotated[
+        Path,
+        typer.Option(help="run directory; re-run the command to resume it (every round is saved)"),
+    ],
     reflector_model: Annotated[
         str | None, typer.Option(help="model that writes lessons (default: the agent's)")
     ] = None,
