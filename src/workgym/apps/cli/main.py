@@ -120,7 +120,8 @@ def models() -> None:
     table.add_row("openai/<model>", "any OpenAI-compatible endpoint (--base-url, OPENAI_BASE_URL)")
     table.add_row("hf/<dir>", escape("local transformers weights (the [train] or [smol] extra)"))
     for spec in BUILTIN.values():
-        table.add_row(f"hf/{spec.name}", f"built-in real model, offline on CPU ({spec.distribution})")
+        what = f"built-in real model, offline on CPU ({spec.distribution})"
+        table.add_row(f"hf/{spec.name}", what)
     for name, entry in DOUBLES.entries().items():
         if name.endswith("*"):
             what = f"a family of test doubles ({escape(entry.source)}); workgym attack --list"
