@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -262,7 +262,7 @@ def families_for_every_split(spec: SplitSpec, risk: float = 0.01) -> int:
     return n
 
 
-def split_advice(tasks: TaskSet, empty: list[str]) -> str:
+def split_advice(tasks: TaskSet, empty: Sequence[str]) -> str:
     """What to do about empty splits: how many more families, or which to pin where."""
     spec = tasks.split_spec
     have = len(tasks.families())
