@@ -586,8 +586,16 @@ def test_37_2_eval_records_its_default_limits_and_check_sets_none(tmp_path: Path
 # 37.3 hints that run where the demo installed things -------------------------------------
 
 
+THRESHOLDS = (
+    '    id = "acme/five"\n    baseline_thresholds = {"constant": 0.5}\n'
+    '    threshold_reason = "a constant answer is right half the time"'
+)
+
+
 def test_37_3_every_next_hint_runs_when_pasted(tmp_path: Path) -> None:
     _five(tmp_path, families=24)
+    passing = FIVE.replace('    id = "acme/five"', THRESHOLDS)  # so that the check passes
+    (tmp_path / "five.py").write_text(passing)
     env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
     env["PATH"] = "/usr/bin:/bin"  # the venv not activated: hints name workgym by its path
     assert run("save.py", cwd=tmp_path, env=env).returncode == 0
@@ -595,9 +603,9 @@ def test_37_3_every_next_hint_runs_when_pasted(tmp_path: Path) -> None:
     for argv in (
         ["check", "envs/five", "--import", "five", "--no-progress"],
         ["eval", "envs/five", "--import", "five", "--model", "scripted/oracle", "--out",
-         "runs/o", "--no-progress"],
+         "runs/o", "--split", "test", "--no-progress"],
         ["eval", "envs/five", "--import", "five", "--model", "scripted/null", "--out",
-         "runs/n", "--no-progress"],
+         "runs/n", "--split", "test", "--no-progress"],
         ["compare", "runs/o", "--baseline-run", "runs/n"],
         ["certify", "--from-runs", "runs/n", "runs/o", "--out", "cert", "--no-progress",
          "--import", "five"],
@@ -735,6 +743,7 @@ def test_37_5_readme_answers_the_own_environment_questions() -> None:
 def test_37_5_check_says_how_many_more_families_and_where_admission_is(tmp_path: Path) -> None:
     _five(tmp_path, families=5)
     env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+    env["COLUMNS"] = "400"  # one table row per line
     assert run("save.py", cwd=tmp_path, env=env).returncode == 0
     checked = run("check", "envs/five", "--import", "five", "--no-progress", "--out", "elsewhere/x",
                   cwd=tmp_path, env=env)  # fmt: skip
@@ -755,12 +764,8 @@ def test_37_5_check_says_how_many_more_families_and_where_admission_is(tmp_path:
 
 
 def test_37_5_an_own_threshold_with_its_reason_is_reported(tmp_path: Path) -> None:
-    own = REGISTERED.replace(
-        '    id = "acme/five"',
-        '    id = "acme/five"\n    baseline_thresholds = {"constant": 0.5}\n'
-        '    threshold_reason = "a constant answer is right half the time"',
-    )
-    env = _own(tmp_path, "five", own)
+    env = _own(tmp_path, "five", REGISTERED.replace('    id = "acme/five"', THRESHOLDS))
+    env["COLUMNS"] = "400"  # one table row per line
     with (tmp_path / "tasks.jsonl").open("w") as fh:
         for i in range(48):
             fh.write(json.dumps({"family": f"f{i % 24}", "prompt": f"q{i}", "answer": i}) + "\n")
@@ -860,12 +865,11 @@ def test_37_6_the_oracle_runs_are_explained_not_suspect(tmp_path: Path) -> None:
     for model in ("null", "oracle"):
         assert run("eval", "workgym/toy-shop", "--model", f"scripted/{model}", "--out", model,
                    "--no-progress", cwd=tmp_path).returncode == 0  # fmt: skip
-    summary = " ".join(run("summary", "oracle", cwd=tmp_path).stdout.split())
+    wide = environ(tmp_path, COLUMNS="400")  # one table row per line
+    summary = " ".join(run("summary", "oracle", cwd=tmp_path, env=wide).stdout.split())
     assert "scripted/oracle is a test double that submits the hidden answer" in summary
-    compared = " ".join(
-        run("compare", "oracle", "--baseline-run", "null", cwd=tmp_path).stdout.split()
-    )
-    assert "not the oracle failing or cheating" in compared
+    compared = run("compare", "oracle", "--baseline-run", "null", cwd=tmp_path, env=wide)
+    assert "not the oracle failing or cheating" in " ".join(compared.stdout.split())
 
 
 def test_37_6_a_torn_last_line_is_moved_aside_with_a_word(tmp_path: Path) -> None:
