@@ -3,9 +3,9 @@ errors, on a terminal and off one.
 
 On a terminal it is a rich bar. Off a terminal (a log file, CI, `> run.log`) a bar draws nothing
 useful, and a run of a real model on CPU once printed nothing for 15 minutes; there it prints
-plain lines instead: one per finished item (at most one every `min_gap_s`, so a 6000-episode run
-of a test double does not flood the log), and a heartbeat every `heartbeat_s` while nothing
-finishes, so a slow run is visibly alive. The rate is items finished in this process over the
+plain lines instead: one per finished item (in a run of more than EVERY_ITEM items at most one
+every `min_gap_s`, so a 6000-episode run of a test double does not flood the log), and a
+heartbeat every `heartbeat_s` while nothing finishes, so a slow run is visibly alive. The rate is items finished in this process over the
 wall time since it started (rich's own estimate looks at a short window only, and once showed
 `4/4 195.5 ep/s` after 16 minutes, when all four episodes ended within a second of each other).
 
@@ -25,7 +25,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 HEARTBEAT_S = 30.0
 """Off a terminal, the longest silence while a run is alive."""
 MIN_GAP_S = 10.0
-"""Off a terminal, the shortest gap between two per-item lines (the last item always prints)."""
+"""Off a terminal, in a run of more than EVERY_ITEM items, the shortest gap between two
+per-item lines (the last item always prints)."""
+EVERY_ITEM = 200
+"""Off a terminal, a run of at most this many items prints a line for every one of them (with
+how it ended): four episodes of a slow model that end in the same second each get their line."""
 
 
 def clock(seconds: float) -> str:
@@ -160,5 +164,6 @@ class ProgressBar:
             )
         elif self.lines:
             last = self.rate.done >= self.rate.total
-            if last or time.monotonic() - self._last_line >= self.min_gap_s:
+            few = self.rate.total <= EVERY_ITEM
+            if few or last or time.monotonic() - self._last_line >= self.min_gap_s:
                 self._line(note)
