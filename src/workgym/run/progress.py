@@ -5,9 +5,10 @@ On a terminal it is a rich bar. Off a terminal (a log file, CI, `> run.log`) a b
 useful, and a run of a real model on CPU once printed nothing for 15 minutes; there it prints
 plain lines instead: one per finished item (in a run of more than EVERY_ITEM items at most one
 every `min_gap_s`, so a 6000-episode run of a test double does not flood the log), and a
-heartbeat every `heartbeat_s` while nothing finishes, so a slow run is visibly alive. The rate is items finished in this process over the
-wall time since it started (rich's own estimate looks at a short window only, and once showed
-`4/4 195.5 ep/s` after 16 minutes, when all four episodes ended within a second of each other).
+heartbeat every `heartbeat_s` while nothing finishes, so a slow run is visibly alive. The rate
+is items finished in this process over the wall time since it started (rich's own estimate
+looks at a short window only, and once showed `4/4 195.5 ep/s` after 16 minutes, when all four
+episodes ended within a second of each other).
 
 It is silent when disabled, so callers build it unconditionally and `advance` it per item.
 """
