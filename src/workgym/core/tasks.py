@@ -200,6 +200,11 @@ class TaskSet:
                 fh.write(t.model_dump_json() + "\n")
 
 
+class TaskLineError(ConfigError, ValueError):
+    """A tasks.jsonl line that is not a task: a user's mistake (one line on the command line),
+    and still the ValueError that library callers of `from_jsonl` caught before."""
+
+
 def _task_line(line: str, where: str) -> Task:
     """One tasks.jsonl line as a Task, or a one-line ConfigError naming the line and the key:
     a misspelt key (`"answr"`) used to be dropped silently, leaving a task with no answer."""
@@ -208,15 +213,17 @@ def _task_line(line: str, where: str) -> Task:
     try:
         raw = json.loads(line)
     except ValueError as exc:
-        raise ConfigError(f"{where}: not valid JSON ({exc}); each line is one JSON object") from exc
+        raise TaskLineError(
+            f"{where}: not valid JSON ({exc}); each line is one JSON object"
+        ) from exc
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: a task line is a JSON object, not {type(raw).__name__}")
+        raise TaskLineError(f"{where}: a task line is a JSON object, not {type(raw).__name__}")
     known = list(Task.model_fields)
     for key in raw:
         if key not in Task.model_fields:
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(
+            raise TaskLineError(
                 f"{where}: unknown key {key!r}; {hint}a task line has {', '.join(known)}"
             )
     try:
@@ -224,7 +231,7 @@ def _task_line(line: str, where: str) -> Task:
     except ValueError as exc:
         first = exc.errors(include_url=False)[0] if hasattr(exc, "errors") else None
         why = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc)
-        raise ConfigError(f"{where}: not a valid task ({why})") from exc
+        raise TaskLineError(f"{where}: not a valid task ({why})") from exc
 
 
 def warn_empty_splits(owner: str, tasks: TaskSet) -> None:
@@ -267,15 +274,13 @@ def split_advice(tasks: TaskSet, empty: Sequence[str]) -> str:
     spec = tasks.split_spec
     have = len(tasks.families())
     needed = families_for_every_split(spec)
-    spare = [f for f in tasks.families() if spec.assign(f) == "train"]  # train can spare one
+    spare = [f for f in tasks.families() if spec.assign(f) == "train"][1:]  # train keeps one
     pins = dict(zip(spare[: len(empty)], empty, strict=False))
-    pinned = f"wg.SplitSpec(overrides={pins!r})" if pins else "wg.SplitSpec(overrides=...)"
+    pin = f"pin families: TaskSet.from_jsonl(..., split_spec=wg.SplitSpec(overrides={pins!r}))"
     more = f"add about {needed - have} families ({needed} leave no split empty 99 times in 100)"
-    return (
-        f"{more}, or pin families: TaskSet.from_jsonl(..., split_spec={pinned}) in your tasks()"
-        if needed > have
-        else f"pin families: TaskSet.from_jsonl(..., split_spec={pinned}) in your tasks()"
-    )
+    if not pins:  # one family or none in train: nothing to move without emptying it
+        return more
+    return f"{more}, or {pin} in your tasks()" if needed > have else f"{pin} in your tasks()"
 
 
 def _beside_caller(path: Path, caller: str | None) -> Path:

@@ -62,7 +62,7 @@ class Run:
 
 def ended(episode: Episode) -> str:
     """How one episode ended, for a progress line: `F1-003 truncated: repeat_limit (...)`."""
-    why = episode.outcome
+    why: str = episode.outcome
     if episode.truncation:
         why += f": {episode.truncation}"
         if episode.truncation_detail:

@@ -7,9 +7,8 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -383,7 +382,7 @@ def _warning_line(
     err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
 
 
-def _full_short_help(group: click.Command) -> click.Command:
+def _full_short_help(group: Any) -> Any:  # typer's vendored click Command; its type is private
     """Each command's whole first paragraph in `workgym --help`: click cuts it at about 45
     characters ("Evaluate a model on a split; re-running the...") unless short_help is set;
     the formatter then wraps it at the terminal's width instead."""
