@@ -66,8 +66,8 @@ def grpo(
         # before the weights load (a minute on CPU): GRPO's optimizer state is not saved, so
         # training never resumes; commands whose work is on disk (eval, train playbook) do
         raise ConfigError(
-            f"--out {out} already exists: train grpo starts a new folder each time (it cannot "
-            "resume); pass a new --out. (eval and train playbook resume their --out instead.)"
+            f"--out {out} already exists: GRPO training does not resume, so each run needs a "
+            "new folder; pass a new --out (eval and train playbook resume theirs)"
         )
     import_modules(imports)
     try:
