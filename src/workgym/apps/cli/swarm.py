@@ -1,4 +1,4 @@
-"""`workgym compare RUN... [--baseline RUN]...`: runs of one environment at equal cost.
+"""`workgym compare RUN... [--baseline-run RUN]...`: runs of one environment at equal cost.
 
 Prints reward and cost per run, then reward at matched cost and cost at matched reward against
 the baseline line (paired 95% CIs), and writes compare.json and compare.png. Heavy imports stay
