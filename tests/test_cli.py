@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ def test_check_passes_on_the_toy(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "check.json").read_text())
     assert report["passed"] and len(report["items"]) == 7
     assert "data files match the tasks" in [i["name"] for i in report["items"]]
-    assert "next: workgym eval" in result.output
+    assert re.search(r"next: \S*workgym eval workgym/toy-shop", result.output), result.output
 
 
 def test_eval_against_a_real_http_server_end_to_end(tmp_path: Path, toy: ToyShop) -> None:

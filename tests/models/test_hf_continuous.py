@@ -177,3 +177,16 @@ def test_an_episode_reuses_each_turns_cache_without_changing_its_tokens() -> Non
             b.completion_token_ids,
         )
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+def test_an_abandoned_request_stops_decoding_at_its_next_token() -> None:
+    """A run's time budget cancels the model call: the row must not decode to its budget (a
+    process waited minutes for abandoned generations once its run was over; issue 37)."""
+    tok = tiny().tokenizer
+    batch = DecodeBatch(tiny().model, eos_id=tok.eos_token_id, pad_id=tok.pad_token_id)
+    never_ends = GenRequest(prompts()[1], Sampling(temperature=0.0), 10_000)
+    assert batch.admit([never_ends]) == []
+    batch.step()
+    never_ends.abandoned = True
+    ended = batch.step()
+    assert [row.request for row in ended] == [never_ends] and len(ended[0].ids) < 10

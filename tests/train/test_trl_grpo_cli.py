@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,8 @@ def test_train_grpo_with_lora_writes_a_run_a_curve_and_a_checkpoint(tmp_path: Pa
         "--max-new-tokens", "3", "--learning-rate", "0.05",
     )  # fmt: skip
     assert code == 0, output
-    assert "step    1  reward" in output and "next: workgym certify" in output
+    assert "step    1  reward" in output
+    assert re.search(r"next: \S*workgym certify \S+ --baseline-model", output), output
 
     curve = [json.loads(line) for line in (out / "reward_curve.jsonl").read_text().splitlines()]
     assert [p["step"] for p in curve] == [0, 1] and all(p["episodes"] == 8 for p in curve)

@@ -25,6 +25,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from workgym.apps.cli.hints import command as hint_command
+from workgym.apps.cli.hints import workgym_command
 from workgym.certify.workflow import Request, certify_async
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
@@ -159,28 +161,45 @@ async def demo(root: Path) -> int:
             highlight=False,
         )
     # soft_wrap: a command wrapped onto two lines fails when pasted
-    console.print(f"next: {command} view {runs}/", highlight=False, soft_wrap=True)
-    console.print(f"      {command} summary {runs / 'candidate'}", highlight=False, soft_wrap=True)
+    for i, hint in enumerate(next_hints(command, root, runs, json_path)):
+        console.print(f"{'next:' if i == 0 else '     '} {hint}", highlight=False, soft_wrap=True)
     return 0
 
 
-def workgym_command() -> str:
-    """How to type `workgym` in this terminal: the bare name when it is on PATH and is this
-    installation, else its path (relative to the working directory when it is inside it)."""
-    import shutil
-    import sys
+def next_hints(command: str, root: Path, runs: Path, certificate: Path) -> list[str]:
+    """The commands the demo suggests, built from where it wrote things. `view` serves `root`,
+    which holds the environment (root/env) beside the runs: served from the runs' own folder,
+    the viewer could not load the environment and every episode page said "ground truth
+    unavailable"."""
+    del command  # hint_command quotes it and finds the same workgym
+    return [
+        hint_command("view", f"{root}/"),
+        hint_command("summary", runs / "candidate"),
+        hint_command("certify", "--recompute", certificate),
+    ]
 
-    here = Path(sys.executable).parent / "workgym"
-    found = shutil.which("workgym")
-    if found is not None and Path(found).resolve() == here.resolve():
-        return "workgym"
-    try:
-        return str(here.relative_to(Path.cwd()))
-    except ValueError:
-        return str(here)
+
+def quiet_libraries() -> None:
+    """Keep transformers' and TRL's advisory warnings and weight-loading bars (about 70 lines)
+    out of the demo's output: what the demo prints is what it did. Set before they are imported;
+    a value the user set wins."""
+    import logging
+    import warnings
+
+    for name, value in (
+        ("TRANSFORMERS_VERBOSITY", "error"),
+        ("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1"),
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TQDM_DISABLE", "1"),
+    ):
+        os.environ.setdefault(name, value)
+    for module in ("transformers", "trl", "torch", "accelerate", "peft"):
+        warnings.filterwarnings("ignore", module=module)
+        logging.getLogger(module).setLevel(logging.ERROR)
 
 
 def main() -> None:
+    quiet_libraries()
     raise SystemExit(asyncio.run(demo(Path("runs") / "demo")))
 
 

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from workgym.core.episode import Episode, Outcome, Truncation, TurnTokens
 from workgym.core.errors import ModelError
-from workgym.core.messages import Message
+from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Model, Sampling
+from workgym.core.run_limits import RunLimits, call_key
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -54,10 +55,14 @@ class EpisodeDriver:
         seed: int = 0,
         epoch: int = 0,
         split: str = "",
+        run_limits: RunLimits | None = None,
     ) -> None:
         self.env = env
         self.task = task
         self.limits = env.limits
+        self.run_limits = run_limits or RunLimits()
+        self._calls: dict[tuple[str, str], int] = {}
+        self._repeated: str | None = None
         self.toolkit = env.toolkit(task, seed=seed)
         self.started = time.perf_counter()
         self.done = False
@@ -86,8 +91,19 @@ class EpisodeDriver:
         self.episode.usage.add_message(message)
 
     def seconds_left(self) -> float | None:
-        limit = self.limits.episode_timeout_s
+        limit = self._deadline()[0]
         return None if limit is None else limit - (time.perf_counter() - self.started)
+
+    def _deadline(self) -> tuple[float | None, Truncation]:
+        """The sooner of the environment's time limit and the run's time budget, and its name."""
+        own, budget = self.limits.episode_timeout_s, self.run_limits.max_episode_s
+        if budget is not None and (own is None or budget < own):
+            return budget, "time_budget"
+        return own, "time_limit"
+
+    def time_out(self) -> None:
+        """Truncate for time, naming whichever limit ran out (the environment's or the run's)."""
+        self.truncate(self._deadline()[1])
 
     async def step(self, completion: Completion) -> list[Message]:
         """Apply one assistant turn; return the observation (tool results) it produced."""
@@ -116,6 +132,7 @@ class EpisodeDriver:
             self._end("terminated")
             return observation
         for call in message.tool_calls:
+            self._count(call)
             result, submission = await self.toolkit.call(call)
             ep.tool_calls.append(result)
             reply = Message(
@@ -131,17 +148,30 @@ class EpisodeDriver:
         self._check_limits()
         return observation
 
+    def _count(self, call: ToolCall) -> None:
+        """Count identical calls for the run's repeat limit; the one that reaches it is noted."""
+        key = call_key(call)
+        self._calls[key] = seen = self._calls.get(key, 0) + 1
+        cap = self.run_limits.max_repeats
+        if cap is not None and seen >= cap and self._repeated is None:
+            self._repeated = f"{call.name}({key[1]}) called {seen} times"
+
     def _check_limits(self) -> None:
-        limits = self.limits
+        limits, run = self.limits, self.run_limits
         usage = self.episode.usage
         if limits.max_total_tokens is not None and usage.total_tokens >= limits.max_total_tokens:
             self.truncate("max_tokens")
+        elif run.max_episode_tokens is not None and usage.total_tokens >= run.max_episode_tokens:
+            self.truncate("token_budget")
+        elif self._repeated is not None:
+            self.truncate("repeat_limit")
+            self.episode.truncation_detail = self._repeated
         elif self.episode.turns >= limits.max_turns:
             self.truncate("max_turns")
         else:
             left = self.seconds_left()
             if left is not None and left <= 0:
-                self.truncate("time_limit")
+                self.time_out()
 
     def truncate(self, reason: Truncation) -> None:
         self.episode.truncation = reason
@@ -186,7 +216,7 @@ async def drive(
     while not driver.done:
         left = driver.seconds_left()
         if left is not None and left <= 0:  # out of time before the turn: no call at all
-            driver.truncate("time_limit")
+            driver.time_out()
             break
         try:
             if left is None:
@@ -195,7 +225,7 @@ async def drive(
                 async with asyncio.timeout(left):
                     completion = await model.complete(driver.messages, specs, sampling)
         except TimeoutError:
-            driver.truncate("time_limit")
+            driver.time_out()
             break
         except ModelError:
             raise

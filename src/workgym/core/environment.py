@@ -184,14 +184,20 @@ class Environment:
         silent zero.
         """
         if not episode.submitted and (self.has_final_tool or episode.outcome == "truncated"):
-            status = Status.timeout if episode.truncation == "time_limit" else Status.no_answer
+            timed_out = episode.truncation in ("time_limit", "time_budget")
+            status = Status.timeout if timed_out else Status.no_answer
             return Verdict(reward=0.0, success=False, status=status)
         try:
             verdict = self.verify(task, episode)
         except Exception as exc:
+            import traceback
+
             return Verdict(
                 status=Status.verifier_error,
-                evidence={"error": f"{type(exc).__name__}: {exc}"},
+                evidence={
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "traceback": "".join(traceback.format_exception(exc)),
+                },
             )
         if not isinstance(verdict, Verdict):
             return Verdict(

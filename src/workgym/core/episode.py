@@ -17,7 +17,11 @@ from workgym.core.tools import ToolResult
 from workgym.core.verdict import Verdict
 
 Outcome = Literal["terminated", "truncated", "error"]
-Truncation = Literal["max_turns", "max_tokens", "time_limit"]
+Truncation = Literal[
+    "max_turns", "max_tokens", "time_limit", "repeat_limit", "token_budget", "time_budget"
+]
+"""The environment's limits (max_turns, max_tokens, time_limit) and the run's (the rest,
+workgym.core.run_limits)."""
 
 
 class TokenUsage(BaseModel):
@@ -146,6 +150,8 @@ class Episode(BaseModel):
     """How the episode ended."""
     truncation: Truncation | None = None
     """Which limit truncated it, if one did."""
+    truncation_detail: str | None = None
+    """What hit the limit, when the name alone does not say (the repeated call)."""
     error: str | None = None
     """What went wrong, for an episode that errored."""
     started_at: str = ""

@@ -138,10 +138,20 @@ def environment_class(entry: str, path: Path) -> type[Environment]:
         obj: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+    except ModuleNotFoundError as exc:
         raise ConfigError(
             f"{path}: cannot import its environment class {entry!r} ({exc}); {IMPORT_HINT}"
         ) from exc
+    except AttributeError as exc:
+        raise ConfigError(
+            f"{path}: cannot import its environment class {entry!r} ({exc}); {IMPORT_HINT}"
+        ) from exc
+    except ConfigError:
+        raise
+    except Exception as exc:  # the module is there but wrong: where, in one line
+        from workgym.core.user_code import describe
+
+        raise ConfigError(f"{path}: importing {module_name}: {describe(exc)}") from exc
     if not (isinstance(obj, type) and issubclass(obj, Environment)):
         raise ConfigError(f"{path}: its manifest's entry {entry!r} is not an Environment class")
     return obj

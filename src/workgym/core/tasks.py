@@ -11,14 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workgym.core.choices import UnknownChoiceError, unknown
-from workgym.core.errors import SealedSplitError
+from workgym.core.errors import ConfigError, SealedSplitError
 from workgym.core.messages import Message
 
 Split = Literal["train", "dev", "test"]
@@ -191,16 +191,47 @@ class TaskSet:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                try:
-                    tasks.append(Task.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{lineno}: not a valid task ({exc})") from exc
+                tasks.append(_task_line(line, f"{path}:{lineno}"))
         return cls(tasks, split_spec)
 
     def to_jsonl(self, path: str | Path) -> None:
         with Path(path).open("w", encoding="utf-8") as fh:
             for t in self._tasks:
                 fh.write(t.model_dump_json() + "\n")
+
+
+class TaskLineError(ConfigError, ValueError):
+    """A tasks.jsonl line that is not a task: a user's mistake (one line on the command line),
+    and still the ValueError that library callers of `from_jsonl` caught before."""
+
+
+def _task_line(line: str, where: str) -> Task:
+    """One tasks.jsonl line as a Task, or a one-line ConfigError naming the line and the key:
+    a misspelt key (`"answr"`) used to be dropped silently, leaving a task with no answer."""
+    import difflib
+
+    try:
+        raw = json.loads(line)
+    except ValueError as exc:
+        raise TaskLineError(
+            f"{where}: not valid JSON ({exc}); each line is one JSON object"
+        ) from exc
+    if not isinstance(raw, dict):
+        raise TaskLineError(f"{where}: a task line is a JSON object, not {type(raw).__name__}")
+    known = list(Task.model_fields)
+    for key in raw:
+        if key not in Task.model_fields:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise TaskLineError(
+                f"{where}: unknown key {key!r}; {hint}a task line has {', '.join(known)}"
+            )
+    try:
+        return Task.model_validate(raw)
+    except ValueError as exc:
+        first = exc.errors(include_url=False)[0] if hasattr(exc, "errors") else None
+        why = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc)
+        raise TaskLineError(f"{where}: not a valid task ({why})") from exc
 
 
 def warn_empty_splits(owner: str, tasks: TaskSet) -> None:
@@ -221,11 +252,35 @@ def warn_empty_splits(owner: str, tasks: TaskSet) -> None:
     verb = "is" if len(empty) == 1 else "are"
     warnings.warn(
         f"{owner}: {len(tasks.families())} families split {shown} tasks, so "
-        f"{' and '.join(empty)} {verb} empty. Splits are by family (60/20/20 of the families): "
-        "use about ten families or more, or pin some with SplitSpec(overrides={FAMILY: 'dev'})",
+        f"{' and '.join(empty)} {verb} empty. Splits are by family: {split_advice(tasks, empty)}",
         EmptySplitWarning,
         stacklevel=3,
     )
+
+
+def families_for_every_split(spec: SplitSpec, risk: float = 0.01) -> int:
+    """How many families leave no split empty with probability 1 - `risk`: each family lands in a
+    split by hash, so with shares 60/20/20 twelve families still leave dev or test empty about
+    one time in seven; 24 bring that under one in a hundred."""
+    shares = [share for share in (spec.train, spec.dev, spec.test) if share > 0]
+    n = 1
+    while sum((1 - share) ** n for share in shares) > risk:
+        n += 1
+    return n
+
+
+def split_advice(tasks: TaskSet, empty: Sequence[str]) -> str:
+    """What to do about empty splits: how many more families, or which to pin where."""
+    spec = tasks.split_spec
+    have = len(tasks.families())
+    needed = families_for_every_split(spec)
+    spare = [f for f in tasks.families() if spec.assign(f) == "train"][1:]  # train keeps one
+    pins = dict(zip(spare[: len(empty)], empty, strict=False))
+    pin = f"pin families: TaskSet.from_jsonl(..., split_spec=wg.SplitSpec(overrides={pins!r}))"
+    more = f"add about {needed - have} families ({needed} leave no split empty 99 times in 100)"
+    if not pins:  # one family or none in train: nothing to move without emptying it
+        return more
+    return f"{more}, or {pin} in your tasks()" if needed > have else f"{pin} in your tasks()"
 
 
 def _beside_caller(path: Path, caller: str | None) -> Path:

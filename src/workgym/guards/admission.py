@@ -2,10 +2,11 @@
 passed `workgym check`, unless forced, and a forced run says so in its run.json and certificate.
 
 Where the record lives: `admission.json` in the admission directory, keyed by environment content
-hash (so any change to tasks, tools, limits or data needs a new check). `workgym check` writes it
-next to its outputs, in the parent of its `--out` directory; with the default `--out` that is
-`runs/check/admission.json`, which is also the default that `require_admitted` reads. Pass the
-same directory to both when you move it.
+hash (so any change to tasks, tools, limits or data needs a new check). The `workgym check`
+command writes it in `runs/check/admission.json` whatever its `--out` (`--admission-dir` moves
+it), which is also the default that `require_admitted` and `workgym certify` read; pass the same
+directory to both when you move it. The library's `check_async` writes it in the parent of its
+`out` unless given `admission_dir`.
 """
 
 from __future__ import annotations

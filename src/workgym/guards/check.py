@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.tasks import SPLITS
-from workgym.core.verdict import Verdict
+from workgym.core.tasks import SPLITS, split_advice
+from workgym.core.verdict import Status, Verdict
 from workgym.core.version import __version__
 from workgym.guards import hooks
 from workgym.guards.admission import AdmissionRecord, record_admission
@@ -46,6 +46,8 @@ class CheckItem(BaseModel):
     passed: bool
     detail: str
     failures: list[str] = Field(default_factory=list)
+    traceback: str | None = None
+    """The first traceback behind this item's failures (a `verify` that raised), shown once."""
 
 
 class CheckReport(BaseModel):
@@ -122,12 +124,21 @@ async def _check(
     )
     episodes = list(oracle.episodes())
     failed = [e.task_id for e in episodes if not e.success]
+    raised = [e for e in episodes if e.verdict and e.verdict.status == Status.verifier_error]
+    detail = f"{len(episodes) - len(failed)}/{len(env.taskset)} solved"
+    trace: str | None = None
+    if raised and raised[0].verdict is not None:  # the cause, not only "0/156 solved"
+        evidence = raised[0].verdict.evidence
+        error = evidence.get("error", "?")
+        detail += f"; verify raised on {len(raised)} ({error}, traceback below)"
+        trace = str(evidence.get("traceback") or "") or None
     items.append(
         CheckItem(
             name="oracle solves every task",
             passed=not failed and len(episodes) == len(env.taskset),
-            detail=f"{len(episodes) - len(failed)}/{len(env.taskset)} solved",
+            detail=detail,
             failures=failed[:20],
+            traceback=trace,
         )
     )
     unstable = await _unstable(env, episodes)
@@ -173,7 +184,8 @@ async def _check(
         CheckItem(
             name="held-out tasks exist for every split",
             passed=not empty,
-            detail=", ".join(f"{s} {len(env.taskset.split(s))}" for s in SPLITS),
+            detail=", ".join(f"{s} {len(env.taskset.split(s))}" for s in SPLITS)
+            + (f"; {split_advice(env.taskset, empty)}" if empty else ""),
             failures=empty,
         )
     )

@@ -119,7 +119,9 @@ class BatchedGenerator:
         max_new_tokens: int,
         stop: tuple[str, ...] = (),
     ) -> concurrent.futures.Future[Result]:
-        request = GenRequest(list(prompt_ids), sampling, max_new_tokens, stop)
+        return self._submit(GenRequest(list(prompt_ids), sampling, max_new_tokens, stop))
+
+    def _submit(self, request: GenRequest) -> concurrent.futures.Future[Result]:
         with self._start_lock:  # the worker retires under this lock only with an empty queue
             self._queue.put(request)
             if self._thread is None:
@@ -143,7 +145,15 @@ class BatchedGenerator:
         max_new_tokens: int,
         stop: tuple[str, ...] = (),
     ) -> Result:
-        return await asyncio.wrap_future(self.submit(prompt_ids, sampling, max_new_tokens, stop))
+        request = GenRequest(list(prompt_ids), sampling, max_new_tokens, stop)
+        try:
+            return await asyncio.wrap_future(self._submit(request))
+        except asyncio.CancelledError:
+            # a queued request is cancelled with its future; one being decoded stops at its
+            # next token, so an episode ended by a time budget does not keep a core busy (and
+            # the process can exit when the run is over)
+            request.abandoned = True
+            raise
 
     def _next(self, timeout: float | None) -> GenRequest | None:
         if self._backlog:

@@ -37,6 +37,7 @@ class GenRequest:
     max_new_tokens: int
     stop: tuple[str, ...] = ()  # texts that end the turn once generated (kept in the output)
     future: concurrent.futures.Future[Result] = field(default_factory=concurrent.futures.Future)
+    abandoned: bool = False  # its caller gave up (a run's time budget): stop decoding it
 
 
 def row_generator(torch: Any, sampling: Sampling) -> Any:
@@ -240,7 +241,8 @@ class DecodeBatch:
             row.ids.append(token)
             row.logprobs.append(value)
             row.done = (
-                token == self.eos_id
+                row.request.abandoned
+                or token == self.eos_id
                 or len(row.ids) >= row.request.max_new_tokens
                 or self._stopped(row.ids, row.request.stop)
             )

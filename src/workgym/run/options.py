@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workgym.core.errors import ConfigError
 from workgym.core.model import Sampling
+from workgym.core.run_limits import RunLimits
 
 if TYPE_CHECKING:
     from workgym.run.executors.executor import Executor
@@ -30,6 +31,8 @@ class EvalOptions:
     """The run seed; each (task, epoch) derives its own (`run.attempt.episode_seed`)."""
     limit: int | None = None
     """Play only the first `limit` tasks of the split."""
+    sample: int | None = None
+    """Play a seeded, family-stratified sample of this many tasks (run.sample; the run's seed)."""
     max_retries: int = 2
     """Retries of a retryable model error, the same in every arm."""
     retry_backoff_s: float = 0.5
@@ -54,6 +57,11 @@ class EvalOptions:
     """The Ray cluster's address, for executor='ray'."""
     label: str | None = None
     """The progress bar's label (default "eval ENV_ID"; `workgym check` names each of its runs)."""
+    run_limits: RunLimits | None = None
+    """Per-episode budgets of this run (repeated calls, tokens, seconds; core.run_limits),
+    written into run.json; None: only the environment's own limits (the library's default, so
+    a check's oracle or a certificate's arms play exactly as admitted). `workgym eval` sets
+    its own defaults."""
     retry_errors: bool = False
     """Also re-run episodes whose current line ended in an error (run.rundir marks the old
     line superseded); without it a resume skips every episode that has a line."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from workgym.core.driver import EpisodeDriver, drive
 from workgym.core.messages import Message
 from workgym.core.model import Model, Sampling
+from workgym.core.run_limits import RunLimits
 from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import canonical_json
 from workgym.models import get_model
@@ -70,6 +71,9 @@ class Policy:
         self.system_prompt = system_prompt
         self.playbook = playbook
         self.sampling = sampling or Sampling()
+        self.run_limits = RunLimits()
+        """The run's per-episode budgets (set by the runner from EvalOptions); not part of the
+        policy's identity: the same agent under a tighter budget is still the same agent."""
         self.hash = hashlib.sha256(canonical_json(self.describe()).encode()).hexdigest()[:16]
 
     @property
@@ -141,7 +145,9 @@ async def play_alone(
     split: str = "",
 ) -> Episode:
     """The single-agent episode: the policy's model plays the task, then it is finished."""
-    driver = EpisodeDriver(env, task, policy, seed=seed, epoch=epoch, split=split)
+    driver = EpisodeDriver(
+        env, task, policy, seed=seed, epoch=epoch, split=split, run_limits=policy.run_limits
+    )
     await drive(driver, policy.model_for(task, env), policy.sampling.with_seed(seed))
     return await finish_episode(driver)
 

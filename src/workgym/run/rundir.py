@@ -85,6 +85,10 @@ class RunSpec(BaseModel):
     # remote one. Not compared on resume by itself: any placement but the CPU's float32 is in
     # the policy hash already (run.policy), and old runs have no such field.
     placement: dict[str, str] = Field(default_factory=dict)
+    sample: int | None = None
+    """`--sample N`: the run plays a seeded, family-stratified sample of N tasks (run.sample)."""
+    run_limits: dict[str, Any] | None = None
+    """The run's own per-episode budgets (core.run_limits), when it set any."""
 
     def identity(self) -> dict[str, Any]:
         return self.model_dump(exclude={"created_at", "versions", "env_ref", "placement"})
@@ -170,6 +174,13 @@ class RunDir:
             torn.write(data[cut:] + b"\n")
         with datafiles.open_bytes(path, "a") as fh:
             fh.truncate(cut)
+        import warnings
+
+        warnings.warn(
+            f"{path}: its last line was cut off mid-write (a kill or a full disk); moved it to "
+            f"{self.path / 'episodes.torn'}, and that episode runs again",
+            stacklevel=3,
+        )
 
     def finished(self) -> set[tuple[str, int]]:
         return {(r["task_id"], r["epoch"]) for r in self.records()}

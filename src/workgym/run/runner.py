@@ -26,6 +26,7 @@ from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.progress import ProgressBar
 from workgym.run.rundir import RunDir, RunSpec
+from workgym.run.sample import stratified_sample
 from workgym.run.summary import Summary, summarize
 
 if TYPE_CHECKING:
@@ -57,6 +58,20 @@ class Run:
 
     def episodes(self) -> Iterator[Episode]:
         return self.dir.episodes()
+
+
+def ended(episode: Episode) -> str:
+    """How one episode ended, for a progress line: `F1-003 truncated: repeat_limit (...)`."""
+    why: str = episode.outcome
+    if episode.truncation:
+        why += f": {episode.truncation}"
+        if episode.truncation_detail:
+            why += f" ({episode.truncation_detail})"
+    elif episode.error:
+        why += f": {episode.error[:80]}"
+    elif episode.outcome == "terminated":
+        why = "submitted" if episode.submitted else "stopped without an answer"
+    return f"{episode.task_id} {why}, reward {episode.reward:.2f}"
 
 
 def _say(line: str) -> None:
@@ -98,9 +113,13 @@ async def eval_async(
             base_url=o.base_url,
             api_key=o.api_key,
         )
+    if o.run_limits is not None:
+        policy.run_limits = o.run_limits
     if epochs < 1 or o.concurrency < 1:
         raise ValueError("epochs and concurrency must be at least 1")
     tasks = environment.taskset.split(split)
+    if o.sample is not None:
+        tasks = stratified_sample(tasks, o.sample, o.seed)
     if o.limit is not None:
         tasks = tasks[: o.limit]
     spec = RunSpec(
@@ -118,6 +137,8 @@ async def eval_async(
         split_spec=environment.taskset.split_spec.model_dump(),
         forced=sorted(o.forced),
         placement=policy.placement.describe() if policy.placement is not None else {},
+        sample=o.sample,
+        run_limits=None if o.run_limits is None else o.run_limits.model_dump(),
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
@@ -140,7 +161,7 @@ async def eval_async(
                 if old is not None:
                     run_dir.supersede(old, episode.task_id, episode.epoch, "--retry-errors")
                 run_dir.append(episode)
-                bar.advance(episode.outcome == "error")
+                bar.advance(episode.outcome == "error", ended(episode))
 
             if o.executor == "asyncio":
                 await _drive(job, record)

@@ -42,6 +42,8 @@ class Summary(BaseModel):
     tokens_by_role: dict[str, float] = Field(default_factory=dict)
     errors: int = 0
     outcomes: dict[str, int] = Field(default_factory=dict)
+    truncations: dict[str, int] = Field(default_factory=dict)
+    """Which limit cut the truncated episodes (the environment's or the run's)."""
     statuses: dict[str, int] = Field(default_factory=dict)
     flags: dict[str, int] = Field(default_factory=dict)
     flagged_successes: int = 0
@@ -65,16 +67,28 @@ class Summary(BaseModel):
                 f"{self.pass_hat_k:.3f} / {self.pass_at_k:.3f}",
             )
         t.add_row("tokens per task", f"{self.tokens_per_task:.0f}")
-        t.add_row("errors", str(self.errors))
+        raised = self.statuses.get("verifier_error", 0)
+        t.add_row(
+            "errors",
+            str(self.errors) + (f" + {raised} verifier errors (verify raised)" if raised else ""),
+        )
         t.add_row("outcomes", _fmt(self.outcomes))
+        if self.truncations:
+            t.add_row("truncated by", _fmt(self.truncations))
         t.add_row("verdicts", _fmt(self.statuses))
         t.add_row("audit flags", _fmt(self.flags) or "none")
         if self.flagged_successes:
+            double = (
+                f"expected: {self.model} is a test double that submits the hidden answer "
+                "without using the tools, which the audit flags (not cheating); "
+                if self.model.startswith("scripted/")
+                else ""
+            )
             t.add_row(
                 "flagged successes",
                 f"{self.flagged_successes} of {round(self.success_rate * self.n_episodes)}: "
-                "counted above; `workgym compare` and certificates count them 0 until accepted "
-                f"(workgym review {self.run or 'RUN'})",
+                f"{double}counted above; `workgym compare` and certificates count them 0 until "
+                f"accepted (workgym review {self.run or 'RUN'})",
             )
         return t
 
@@ -98,6 +112,7 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
     """Summarise raw episode records (dicts as stored in episodes.jsonl)."""
     per_task: dict[str, list[tuple[float, bool]]] = defaultdict(list)
     outcomes: Counter[str] = Counter()
+    truncations: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     flags: Counter[str] = Counter()
     roles: Counter[str] = Counter()
@@ -111,6 +126,8 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         success = bool(verdict.get("success", False))
         per_task[r["task_id"]].append((reward, success))
         outcomes[r["outcome"]] += 1
+        if r.get("truncation"):
+            truncations[r["truncation"]] += 1
         statuses[verdict.get("status", "error")] += 1
         ep_flags = set(r.get("flags") or []) | set(verdict.get("flags") or [])
         flags.update(ep_flags)
@@ -141,6 +158,7 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         tokens_by_role={k: v / n for k, v in sorted(roles.items())},
         errors=outcomes.get("error", 0),
         outcomes=dict(outcomes),
+        truncations=dict(truncations),
         statuses=dict(statuses),
         flags=dict(flags),
         flagged_successes=flagged_successes,

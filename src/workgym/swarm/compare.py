@@ -39,6 +39,12 @@ SCRIPTED_NOTE = (
     "scripted models (test doubles) made some of these runs: the numbers check the machinery "
     "and are not learning results"
 )
+ORACLE_NOTE = (
+    "scripted/oracle submits the hidden answer without calling a tool, so the audit flags each "
+    "of its successes (process_anomaly:no-tool-use) and this table counts them 0 until "
+    "accepted: its low reward here is that rule at work, not the oracle failing or cheating "
+    "(`workgym summary` shows its raw mean)"
+)
 INTERPOLATION_NOTE = (
     "an interpolated baseline is the per-item linear mix of two baseline runs with a fixed "
     "weight; its interval leaves out the uncertainty of that weight"
@@ -243,6 +249,8 @@ def compare(
     if any(m.interpolated for m in [*matched_cost, *matched_reward]):
         notes.append(INTERPOLATION_NOTE)
     scripted = any(r.cost.scripted for r in runs)
+    if any(r.cost.model == "scripted/oracle" for r in runs):
+        notes.append(ORACLE_NOTE)
     if scripted:
         notes.insert(0, SCRIPTED_NOTE)
     return Comparison(

@@ -22,6 +22,7 @@ from rich.markup import escape
 
 from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules
+from workgym.apps.cli.hints import next_line
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -62,11 +63,17 @@ def certify(
     ] = None,
     baseline: Annotated[
         str | None,
-        typer.Option("--baseline-model", "--baseline", help="openai/<model> or hf/<checkpoint>"),
+        typer.Option("--baseline-model", help="openai/<model> or hf/<checkpoint>"),
     ] = None,
     candidate: Annotated[
         str | None,
-        typer.Option("--candidate-model", "--candidate", help="openai/<model> or hf/<checkpoint>"),
+        typer.Option("--candidate-model", help="openai/<model> or hf/<checkpoint>"),
+    ] = None,
+    baseline_old: Annotated[
+        str | None, typer.Option("--baseline", hidden=True, help="deprecated: --baseline-model")
+    ] = None,
+    candidate_old: Annotated[
+        str | None, typer.Option("--candidate", hidden=True, help="deprecated: --candidate-model")
     ] = None,
     baseline_playbook: Annotated[Path | None, typer.Option(help="playbook file")] = None,
     candidate_playbook: Annotated[Path | None, typer.Option(help="playbook file")] = None,
@@ -82,9 +89,13 @@ def certify(
     recompute: Annotated[
         Path | None, typer.Option(help="rebuild this certificate.json and compare bytes")
     ] = None,
-    suites: Annotated[str, typer.Option(help="comma-separated suite ids, or 'none'")] = (
-        DEFAULT_SUITES
-    ),
+    suites: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated suite ids, or 'none' [default: those of "
+            f"{DEFAULT_SUITES} that are installed; the others are skipped and named]"
+        ),
+    ] = None,
     epochs: Annotated[int, typer.Option(min=1, help="epochs K per item and arm")] = 1,
     seed: int = 0,
     alpha: Annotated[float, typer.Option(min=0.001, max=0.49)] = 0.05,
@@ -144,7 +155,13 @@ def certify(
     ] = None,
     plan_sims: Annotated[int, typer.Option(min=100, help="--plan: simulated certificates")] = 400,
     temperature: float = 0.0,
-    max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="per model call [default: the model's own: 256 new tokens for hf/, the "
+            "provider's for openai/]"
+        ),
+    ] = None,
     progress: bool = True,
     imports: ImportModules = None,
     device: Device = "auto",
@@ -171,9 +188,15 @@ def certify(
     from workgym.run.policy import Policy
 
     positional = list(args or [])
-    suite_ids = [] if suites.strip() == "none" else [s for s in suites.split(",") if s.strip()]
+    baseline, candidate = _deprecated_model_flags(baseline, baseline_old, candidate, candidate_old)
+    if suites is None:
+        suite_ids = installed_suites(DEFAULT_SUITES.split(","))
+    elif suites.strip() == "none":
+        suite_ids = []
+    else:
+        suite_ids = [s.strip() for s in suites.split(",") if s.strip()]
     req = Request(
-        suites=[s.strip() for s in suite_ids],
+        suites=suite_ids,
         epochs=epochs,
         seed=seed,
         alpha=alpha,
@@ -237,7 +260,7 @@ def certify(
     for w in cert.warnings:
         out.print(f"  [yellow]warning[/] {escape(w)}", highlight=False)
     out.print(f"certificate: {json_path}\nreport: {html_path}")
-    out.print(f"next: workgym certify --recompute {json_path}")
+    out.print(next_line("certify", "--recompute", json_path), highlight=False)
     if cert.verdict != "PASS":
         raise typer.Exit(1)
 
@@ -257,6 +280,49 @@ def _plan(req: object, positional: list[str]) -> None:
         raise _fail(str(exc)) from exc
     for line in lines(result):
         out.print(escape(line), highlight=False)
+
+
+def _deprecated_model_flags(
+    baseline: str | None, baseline_old: str | None, candidate: str | None, candidate_old: str | None
+) -> tuple[str | None, str | None]:
+    """`--baseline`/`--candidate` still work, with a line: `compare --baseline` named a run
+    folder, so each meaning now has its own name (--baseline-model here, --baseline-run there)."""
+    for old, new, given in (
+        ("--baseline", "--baseline-model", baseline_old),
+        ("--candidate", "--candidate-model", candidate_old),
+    ):
+        if given is not None:
+            err.print(
+                f"[yellow]deprecated:[/] `certify {old}` is now `{new}` (a model; "
+                "`compare --baseline-run` takes a run folder)",
+                highlight=False,
+            )
+    return baseline or baseline_old, candidate or candidate_old
+
+
+def installed_suites(wanted: list[str]) -> list[str]:
+    """The default suites that load here; each one that does not is named with its reason
+    (the demo's venv has neither the [suites] extra nor bfcl-eval), so the default works
+    wherever workgym is installed and says what it left out."""
+    from workgym.core.loading import registered
+
+    found = registered()
+    usable: list[str] = []
+    for suite in wanted:
+        factory = found.get(suite)
+        try:
+            if factory is None:
+                raise LookupError(f"{suite} is not registered")
+            len(factory().taskset)  # a suite imports its extra when its items are built
+        except Exception as exc:  # a missing extra or data set: skipped, and said
+            err.print(
+                f"[yellow]skipped suite[/] {escape(suite)}: {escape(str(exc))} "
+                "(pass --suites to choose; --suites none certifies on the task alone)",
+                highlight=False,
+            )
+            continue
+        usable.append(suite)
+    return usable
 
 
 def _recompute(path: Path) -> None:

@@ -18,6 +18,7 @@ import typer
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load, trust_module
+from workgym.core.user_code import describe
 
 ImportModules = Annotated[
     list[str] | None,
@@ -40,11 +41,17 @@ def import_modules(modules: list[str] | None) -> None:
         trust_module(name)  # the user named it: its classes may load from saved directories
         try:
             importlib.import_module(name)
-        except ImportError as exc:
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name != exc.name and not name.startswith(f"{exc.name}."):
+                raise ConfigError(f"--import {name}: {describe(exc)}") from exc
             raise ConfigError(
                 f"--import {name}: cannot import it ({exc}); pass a module name (acme.shop, "
                 "not acme/shop.py) that is installed, on PYTHONPATH, or in the current directory"
             ) from exc
+        except ConfigError as exc:  # already says what is wrong (a bad tasks.jsonl line)
+            raise ConfigError(f"--import {name}: {exc}") from exc
+        except Exception as exc:  # the module itself is wrong: its file and line, one line
+            raise ConfigError(f"--import {name}: {describe(exc)}") from exc
 
 
 def load_env(ref: str | Path, modules: list[str] | None) -> Environment:

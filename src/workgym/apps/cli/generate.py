@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from workgym.apps.cli.hints import next_line
+
 GROUP = "generate"
 
 
@@ -141,6 +143,6 @@ def warehouse(
         if len(report.skipped) > 15:
             console.print(f"  ... and {len(report.skipped) - 15} more in generation_report.json")
     console.print(f"report: {out / 'generation_report.json'}")
-    console.print(f"next: workgym check {out}")
+    console.print(next_line("check", out), highlight=False)
     if failed:
         raise typer.Exit(1)

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workgym.apps.cli.env_options import ImportModules, load_env
+from workgym.apps.cli.hints import next_line
 
 if TYPE_CHECKING:
     from workgym.guards.review import Decision, TrustedOutcomes
@@ -100,7 +101,7 @@ def attack(
     if not report.passed:
         out.print(f"next: workgym eval {env} --model scripted/probe-<name> --split all")
         raise typer.Exit(1)
-    out.print(f"next: workgym check {env}")
+    out.print(next_line("check", env, imports=imports), highlight=False)
 
 
 def review(

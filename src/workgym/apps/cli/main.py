@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -16,10 +16,12 @@ from rich.table import Table
 
 from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules, load_env
+from workgym.apps.cli.hints import next_line
 from workgym.core.errors import ConfigError, ModelError
 from workgym.core.loading import registered
 from workgym.core.model import Model, Sampling
 from workgym.core.registry import Registry
+from workgym.core.run_limits import DEFAULT_RUN_LIMITS, RunLimits
 
 if TYPE_CHECKING:
     from workgym.certify.looks import LookKind
@@ -89,19 +91,55 @@ def envs(imports: ImportModules = None) -> None:
     """List the registered environments."""
     import_modules(imports)
     table = Table("id", "version", "tasks", "train/dev/test")
+    usable: list[str] = []
     for env_id, factory in registered().items():
         try:
             env = factory()
             record = env.taskset.split_record()["tasks"]
         except Exception as exc:  # a missing extra or a broken plugin: one row, no traceback
             reason = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
-            table.add_row(env_id, "-", "-", f"unavailable: {reason}")
+            # escaped: rich reads `[suites]` in "pip install 'workgym[suites]'" as markup
+            table.add_row(escape(env_id), "-", "-", escape(f"unavailable: {reason}"))
             continue
+        usable.append(env_id)
         table.add_row(
             env_id, env.version, str(len(env.taskset)), "/".join(str(v) for v in record.values())
         )
     out.print(table)
-    out.print("next: workgym check ENV")
+    if usable:  # a real id, not ENV: the toy shop when it is there (seconds), else the first
+        first = "workgym/toy-shop" if "workgym/toy-shop" in usable else usable[0]
+        out.print(next_line("check", first, imports=imports), highlight=False)
+
+
+@app.command()
+def models() -> None:
+    """List the model names eval, check and certify take: providers and the scripted doubles."""
+    from workgym.models.hf_builtin import BUILTIN
+    from workgym.testing.scripted import DOUBLES
+
+    table = Table("model", "what it is")
+    table.add_row("openai/<model>", "any OpenAI-compatible endpoint (--base-url, OPENAI_BASE_URL)")
+    table.add_row("hf/<dir>", escape("local transformers weights (the [train] or [smol] extra)"))
+    for spec in BUILTIN.values():
+        what = f"built-in real model, offline on CPU ({spec.distribution})"
+        table.add_row(f"hf/{spec.name}", what)
+    for name, entry in DOUBLES.entries().items():
+        if name.endswith("*"):
+            what = f"a family of test doubles ({escape(entry.source)}); workgym attack --list"
+            table.add_row(escape(f"scripted/{name[:-1]}<name>"), what)
+            continue
+        try:
+            doc = (entry.load().__doc__ or "").strip().split("\n")[0]
+        except Exception as exc:  # a double whose extra is missing: listed, with why
+            doc = f"unavailable: {type(exc).__name__}: {exc}"
+        table.add_row(escape(f"scripted/{name}"), escape(f"test double: {doc}"))
+    out.print(table)
+    out.print(
+        "scripted/* are test doubles: they read the hidden answer (oracle) or answer nothing "
+        "(null) to check an environment, never to measure a model",
+        highlight=False,
+    )
+    out.print(next_line("eval", "workgym/toy-shop", "--model", "scripted/oracle"), highlight=False)
 
 
 @app.command("eval")
@@ -114,10 +152,38 @@ def eval_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="run directory")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     api_key: Annotated[str | None, typer.Option(help="key for the endpoint")] = None,
-    seed: int = 0,
-    limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
+    seed: Annotated[int, typer.Option(help="run seed (episode seeds, --sample)")] = 0,
+    limit: Annotated[int | None, typer.Option(help="only the first N tasks, in file order")] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(min=1, help="N tasks drawn with --seed, spread over the families"),
+    ] = None,
     temperature: float = 0.0,
-    max_tokens: Annotated[int | None, typer.Option(help="per model call")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="per model call [default: the model's own: 256 new tokens for hf/, the "
+            "provider's for openai/]"
+        ),
+    ] = None,
+    max_repeats: Annotated[
+        int,
+        typer.Option(
+            min=0, help="end an episode when one tool call (same arguments) is made N times; 0: off"
+        ),
+    ] = DEFAULT_RUN_LIMITS.max_repeats or 0,
+    episode_tokens: Annotated[
+        int,
+        typer.Option(min=0, help="end an episode at this many prompt+completion tokens; 0: off"),
+    ] = DEFAULT_RUN_LIMITS.max_episode_tokens or 0,
+    episode_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="end an episode after this many seconds (or the environment's limit, "
+            "if sooner); 0: off",
+        ),
+    ] = DEFAULT_RUN_LIMITS.max_episode_s or 0,
     playbook: Annotated[Path | None, typer.Option(help="playbook file to render")] = None,
     progress: bool = True,
     executor: Annotated[str, typer.Option(help="asyncio (this process) or ray")] = "asyncio",
@@ -181,15 +247,21 @@ def eval_cmd(
                 concurrency=concurrency,
                 seed=seed,
                 limit=limit,
+                sample=sample,
                 progress=progress,
                 executor=runner,
                 retry_errors=retry_errors,
+                run_limits=RunLimits(
+                    max_repeats=max_repeats or None,
+                    max_episode_tokens=episode_tokens or None,
+                    max_episode_s=episode_seconds or None,
+                ),
             ),
         )
     )
     run.summary().print(out)
     out.print(f"episodes: {run.path / 'episodes.jsonl'}")
-    out.print(f"next: workgym summary {run.path}")
+    out.print(next_line("summary", run.path), highlight=False)
 
 
 def _endpoint_model(
@@ -235,20 +307,35 @@ def check(
     ] = False,
     progress: bool = True,
     imports: ImportModules = None,
+    admission_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="where admission.json is recorded [default: runs/check, where `certify` "
+            "looks, whatever --out is]"
+        ),
+    ] = None,
 ) -> None:
     """Model-free self test: the oracle solves every task, verdicts are deterministic, and a
     policy that answers nothing scores near zero. An unchanged environment re-uses its check."""
+    from workgym.guards.admission import DEFAULT_DIR
     from workgym.guards.check import check_async
 
     environment = load_env(env, imports)
-    target = out_dir or Path("runs") / "check" / _slug(environment.id)
-    report = asyncio.run(check_async(environment, target, progress=progress, fresh=fresh))
+    target = out_dir or DEFAULT_DIR / _slug(environment.id)
+    record = admission_dir or DEFAULT_DIR
+    report = asyncio.run(
+        check_async(environment, target, progress=progress, fresh=fresh, admission_dir=record)
+    )
     table = Table("check", "result", "detail", title=f"workgym check {environment.id}")
     for item in report.items:
         mark = "[green]pass[/]" if item.passed else "[red]FAIL[/]"
         detail = item.detail + (f" (e.g. {', '.join(item.failures[:3])})" if item.failures else "")
         table.add_row(escape(item.name), mark, escape(detail))
     out.print(table)
+    for item in report.items:  # once, below the table: the cause of a failure in own code
+        if item.traceback:
+            out.print(f"{item.name}: the first traceback", highlight=False, markup=False)
+            out.print(item.traceback.rstrip(), highlight=False, markup=False)
     if report.reused:
         out.print(
             f"re-used the check of {report.checked_at or 'an earlier run'}: the environment is "
@@ -257,13 +344,18 @@ def check(
             highlight=False,
         )
     out.print(f"report: {target / 'check.json'}")
+    where = "" if record == DEFAULT_DIR else f" (certify reads it with --admission-dir {record})"
+    out.print(f"admission record: {record / 'admission.json'}{where}", highlight=False)
     if not report.passed:
         raise typer.Exit(1)
-    again = "".join(f" --import {m}" for m in imports or [])  # the hint must work when pasted
     out.print(
-        f"next: workgym eval {env}{again} --model openai/<model> --base-url <url> --split dev",
+        next_line(
+            "eval", env, "--model", "hf/smollm2-135m", "--split", "dev", "--sample", "4",
+            imports=imports,
+            note="or your own model: --model openai/MODEL --base-url URL",
+        ),
         highlight=False,
-    )
+    )  # fmt: skip
 
 
 CommandGroup = Callable[[typer.Typer], None]
@@ -295,13 +387,24 @@ def _warning_line(
     err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
 
 
+def _full_short_help(group: Any) -> Any:  # typer's vendored click Command; its type is private
+    """Each command's whole first paragraph in `workgym --help`: click cuts it at about 45
+    characters ("Evaluate a model on a split; re-running the...") unless short_help is set;
+    the formatter then wraps it at the terminal's width instead."""
+    for command in getattr(group, "commands", {}).values():
+        if command.short_help is None and command.help:
+            command.short_help = " ".join(command.help.split("\n\n")[0].split())
+        _full_short_help(command)
+    return group
+
+
 def main() -> None:
     """Entry point: user mistakes become one-line errors that say what to do."""
     import warnings
 
     warnings.showwarning = _warning_line
     try:
-        app()
+        _full_short_help(typer.main.get_command(app))()
     except ConfigError as exc:
         _fail(str(exc))
     except ModelError as exc:

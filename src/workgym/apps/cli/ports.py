@@ -30,6 +30,9 @@ def claim(host: str, port: int) -> socket.socket:
         raise ConfigError(
             f"cannot bind {host}:{port} ({exc.strerror}); pick another --host or --port"
         ) from exc
+    # listening now, so the URL printed next answers at once: a browser (or a script) that
+    # connects before the server has started waits in the backlog instead of being refused
+    sock.listen(128)
     return sock
 
 

@@ -1,4 +1,4 @@
-"""`workgym compare RUN... [--baseline RUN]...`: runs of one environment at equal cost.
+"""`workgym compare RUN... [--baseline-run RUN]...`: runs of one environment at equal cost.
 
 Prints reward and cost per run, then reward at matched cost and cost at matched reward against
 the baseline line (paired 95% CIs), and writes compare.json and compare.png. Heavy imports stay
@@ -15,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from workgym.apps.cli.hints import next_line
 
 if TYPE_CHECKING:
     from workgym.swarm.compare import Comparison
@@ -92,11 +94,15 @@ def compare_cmd(
     baseline: Annotated[
         list[Path] | None,
         typer.Option(
-            "--baseline",
+            "--baseline-run",
             "-b",
-            help="baseline run (repeatable: the single agent at several budgets); default: "
-            "the first RUN",
+            help="baseline run folder (repeatable: the single agent at several budgets); "
+            "default: the first RUN",
         ),
+    ] = None,
+    baseline_old: Annotated[
+        list[Path] | None,
+        typer.Option("--baseline", hidden=True, help="deprecated: --baseline-run"),
     ] = None,
     tolerance: Annotated[
         float, typer.Option(help="costs within this fraction count as matched")
@@ -111,6 +117,14 @@ def compare_cmd(
     from workgym.swarm.compare import compare
     from workgym.swarm.frontier import frontier_png
 
+    if baseline_old:
+        # `certify --baseline` named a model; here it named a run folder: one name per meaning
+        err.print(
+            "[yellow]deprecated:[/] `compare --baseline` is now `--baseline-run` "
+            "(a run folder; certify's baseline is a model, --baseline-model)",
+            highlight=False,
+        )
+        baseline = [*(baseline or []), *baseline_old]
     try:
         comp = compare(runs, baseline=baseline or [], tolerance=tolerance, margin=margin)
     except ConfigError as exc:
@@ -122,7 +136,7 @@ def compare_cmd(
     png = frontier_png(comp, target / "compare.png")
     render(comp, out)
     out.print(f"comparison: {target / 'compare.json'}\nplot: {png}")
-    out.print(f"next: workgym view {Path(comp.runs[0].path).parent}")
+    out.print(next_line("view", Path(comp.runs[0].path).parent), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

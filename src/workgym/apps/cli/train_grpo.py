@@ -13,6 +13,7 @@ import typer
 
 from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules
+from workgym.apps.cli.hints import next_line
 
 
 def register(train_app: typer.Typer) -> None:
@@ -22,7 +23,9 @@ def register(train_app: typer.Typer) -> None:
 def grpo(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     model: Annotated[str, typer.Option(help="hf/<dir>: the local model whose weights train")],
-    out: Annotated[Path, typer.Option(help="run directory (must be new)")],
+    out: Annotated[
+        Path, typer.Option(help="run directory; must be new: GRPO training does not resume")
+    ],
     steps: Annotated[int, typer.Option(min=1, help="optimizer steps")] = 20,
     num_generations: Annotated[int, typer.Option(min=2, help="episodes per task (group)")] = 8,
     prompts_per_step: Annotated[int, typer.Option(min=1, help="tasks per step")] = 4,
@@ -63,6 +66,13 @@ def grpo(
     if adapter not in ("rollout", "tools"):
         raise ConfigError(f"--adapter {adapter!r}: use rollout or tools")
     use_placement(device, dtype)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        # before the weights load (a minute on CPU): GRPO's optimizer state is not saved, so
+        # training never resumes; commands whose work is on disk (eval, train playbook) do
+        raise ConfigError(
+            f"--out {out} already exists: GRPO training does not resume, so each run needs a "
+            "new folder; pass a new --out (eval and train playbook resume theirs)"
+        )
     import_modules(imports)
     try:
         from workgym.train.trl.grpo import GRPOSettings, train_grpo
@@ -98,5 +108,9 @@ def grpo(
         refs = " ".join(f"--checkpoints {ref}" for ref in models)
         console.print(f"along training: workgym imitation-gap {env} --model {model} {refs}")
     console.print(
-        f"next: workgym certify {env} --baseline {model} --candidate hf/{result.checkpoint}"
-    )
+        next_line(
+            "certify", env, "--baseline-model", model,
+            "--candidate-model", f"hf/{result.checkpoint}", imports=imports,
+        ),
+        highlight=False,
+    )  # fmt: skip

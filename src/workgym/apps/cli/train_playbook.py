@@ -13,6 +13,7 @@ import typer
 
 from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, load_env
+from workgym.apps.cli.hints import next_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -64,7 +65,10 @@ class _View:
 def playbook(
     env: Annotated[str, typer.Argument(help="environment id or directory")],
     model: Annotated[str, typer.Option(help="the agent: openai/<model>, hf/<path>, scripted/...")],
-    out: Annotated[Path, typer.Option(help="run directory (re-run the command to resume)")],
+    out: Annotated[
+        Path,
+        typer.Option(help="run directory; re-run the command to resume it (every round is saved)"),
+    ],
     reflector_model: Annotated[
         str | None, typer.Option(help="model that writes lessons (default: the agent's)")
     ] = None,
@@ -184,5 +188,9 @@ def playbook(
     console.print(f"playbook: {result.playbook_path}")
     console.print(f"report: {out / 'report.md'}  learning curve: {out / 'learning_curve.png'}")
     console.print(
-        f"next: workgym eval {env} --model {model} --playbook {result.playbook_path} --split dev"
-    )
+        next_line(
+            "eval", env, "--model", model, "--playbook", result.playbook_path, "--split", "dev",
+            imports=imports,
+        ),
+        highlight=False,
+    )  # fmt: skip

@@ -9,13 +9,16 @@ import typer
 
 from workgym.apps.cli.env_options import ImportModules, import_modules
 
+VIEW_PORT = 8766
+"""Not `workgym serve`'s 8765: a viewer and a served environment often run side by side."""
+
 
 def view(
     path: Annotated[Path, typer.Argument(help="folder with runs, environments, playbooks")],
     host: Annotated[
         str, typer.Option(help="interface to bind; anything but 127.0.0.1 exposes your runs")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="0 picks a free port")] = 8765,
+    port: Annotated[int, typer.Option(help="0 picks a free port")] = VIEW_PORT,
     imports: ImportModules = None,
 ) -> None:
     """Read transcripts against ground truth in a local web viewer (read-only except flag

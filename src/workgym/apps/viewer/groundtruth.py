@@ -34,12 +34,17 @@ class GroundTruth:
         path = Path(ref)
         bases = [root, *(p for p in run.resolve().parents if p.is_relative_to(root))]
         found: list[Path] = []
-        for base in [Path("/")] if path.is_absolute() else bases:
-            candidate = (base / path).resolve()
-            if not candidate.is_relative_to(root) or candidate in found:
-                continue
-            if (candidate / "manifest.json").is_file():
-                found.append(candidate)
+        # A relative ref is as the run's command saw it (`runs/demo/env` from the checkout);
+        # served from `runs/demo/`, its tail (`env`) is what lies under the root.
+        parts = path.parts
+        tails = [path] if path.is_absolute() else [Path(*parts[i:]) for i in range(len(parts))]
+        for tail in tails:
+            for base in [Path("/")] if path.is_absolute() else bases:
+                candidate = (base / tail).resolve()
+                if not candidate.is_relative_to(root) or candidate in found:
+                    continue
+                if (candidate / "manifest.json").is_file():
+                    found.append(candidate)
         return found
 
     def _load(self, ref: str, run: Path) -> tuple[Any, list[str]]:
