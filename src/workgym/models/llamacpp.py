@@ -243,6 +243,7 @@ def _start(path: Path, *, slots: int, context: int, threads: int) -> Any:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
+    params.verbosity = 0  # llama.cpp's info log (dozens of lines a request) stays off
     try:
         return xllamacpp.Server(params)
     except Exception as exc:  # the engine reports a bad file as a bare RuntimeError
