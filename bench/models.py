@@ -124,6 +124,7 @@ def one(name: str, concurrency: list[int], new_tokens: int) -> dict[str, Any]:
     started = time.perf_counter()
     model = build(name)
     load_s = time.perf_counter() - started
+    print(json.dumps({"loaded": name, "load_s": round(load_s, 1)}), file=sys.stderr, flush=True)
     row: dict[str, Any] = {"model": name, "load_s": round(load_s, 1),
                            "rss_after_load_mb": round(rss_mb()), "rows": []}  # fmt: skip
     env = ShortToyShop()
@@ -159,8 +160,11 @@ def main() -> None:
         started = time.perf_counter()
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            print(json.dumps({"model": name, "ran_out": f"over {args.timeout:.0f} s"}), flush=True)
+        except subprocess.TimeoutExpired as out:  # keep the rows it finished
+            err = out.stderr.decode() if isinstance(out.stderr, bytes) else out.stderr or ""
+            rows = [json.loads(ln) for ln in err.splitlines() if ln.startswith('{"episodes"')]
+            ran_out = {"model": name, "ran_out": f"over {args.timeout:.0f} s", "rows": rows}
+            print(json.dumps(ran_out), flush=True)
             continue
         lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
         if done.returncode != 0 or not lines:
