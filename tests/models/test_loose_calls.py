@@ -1,7 +1,10 @@
 """Tool calls written the ways real models write them: bare JSON, fenced JSON, `name({...})`.
 
-The second half replays replies real models produced (tests/models/real_replies.json, recorded
-by bench/record_replies.py); each carries the parse a person read off it.
+The second half replays replies real models produced (tests/models/real_replies.json, 37 turns
+recorded by bench/record_replies.py at temperature 0.3, seed 0, dev tasks of workgym/lookup and
+workgym/toy-shop, forced and unforced: `--models hf/smollm2-135m`, `--models
+llamacpp/qwen2.5-coder-0.5b` (both `--limit 2`) and `--models llamacpp/qwen2.5-coder-1.5b
+--limit 1`); each carries the parse a person read off it (`expect`), written after recording.
 """
 
 from __future__ import annotations
