@@ -2,11 +2,11 @@
 
 Runs a few dev episodes of workgym/lookup and workgym/toy-shop with each model, unforced (no
 prefill: what the model writes on its own) and forced (the built-in prefill), and stores every
-turn's raw text with the names of the tools offered. tests/models/real_replies.json is this
+turn's raw text with the names of the tools offered. tests/models/fixtures/real_replies.json is this
 script's output; the expected parse of each reply was then written by hand into that file.
 
     python bench/record_replies.py --models hf/smollm2-135m,llamacpp/qwen2.5-coder-0.5b \
-        --limit 2 --max-turns 3 --out tests/models/real_replies.json
+        --limit 2 --max-turns 3 --out tests/models/fixtures/real_replies.json
 """
 
 from __future__ import annotations

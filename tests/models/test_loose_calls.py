@@ -1,6 +1,6 @@
 """Tool calls written the ways real models write them: bare JSON, fenced JSON, `name({...})`.
 
-The second half replays replies real models produced (tests/models/real_replies.json, 37 turns
+The second half replays replies real models produced (tests/models/fixtures/real_replies.json, 37
 recorded by bench/record_replies.py at temperature 0.3, seed 0, dev tasks of workgym/lookup and
 workgym/toy-shop, forced and unforced: `--models hf/smollm2-135m`, `--models
 llamacpp/qwen2.5-coder-0.5b` (both `--limit 2`) and `--models llamacpp/qwen2.5-coder-1.5b
@@ -87,7 +87,7 @@ def test_tool_call_blocks_still_come_first() -> None:
     assert parse_reply("<tool_call>\nnonsense", TOOLS).tool_calls[0].name == INVALID_CALL
 
 
-RECORDED = Path(__file__).with_name("real_replies.json")
+RECORDED = Path(__file__).parent / "fixtures" / "real_replies.json"
 
 
 def recorded() -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Tool calls in a local model's text: `<tool_call>` blocks, and the looser forms real models use.
 
 Qwen2.5-style `<tool_call>{json}</tool_call>` blocks are the format the templates teach. Left
-unforced, real small models write calls other ways (recorded in tests/models/real_replies.json):
+unforced, real small models write calls other ways (tests/models/fixtures/real_replies.json):
 a bare JSON object `{"name": ..., "arguments": {...}}`, the same object in a fenced ```json
 block, or `name({...})`. When a reply has no `<tool_call>` block these are read as calls too,
 but only where the name is one of the tools offered on that turn: anything else (a JSON answer,
