@@ -63,6 +63,7 @@ def test_anything_else_stays_text() -> None:
         '{"name": "delete_everything", "arguments": {}}',  # not an offered tool
         '{"answer": 12}',  # JSON, but not a call
         "print(lookup_prices(x))",  # another function whose name contains a tool's
+        "First lookup_price (the tool), then submit_answer (the other one).",  # prose
         "The price is 12.",
         "```python\ndef submit(x):\n    return x\n```",
     ]:

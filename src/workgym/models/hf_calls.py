@@ -81,7 +81,8 @@ _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 
 def _start_pattern(tools: frozenset[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(n) for n in sorted(tools, key=len, reverse=True))
-    return re.compile(r"```|\{|(?<![\w.])(" + names + r")\s*\(")
+    # `name(` with no space: code's call syntax; prose such as "submit_answer (the tool)" is text
+    return re.compile(r"```|\{|(?<![\w.])(" + names + r")\(")
 
 
 def _json_call(text: str, start: int, tools: frozenset[str]) -> tuple[ToolCall | None, int]:
