@@ -24,8 +24,9 @@ from workgym.models.chat_render import render
 from workgym.models.hf import to_template_messages
 from workgym.models.hf_builtin import QWEN25_CODER_05B, QWEN25_CODER_15B
 from workgym.models.hf_template import CHATML_TOOLS, QWEN25_TOOLS
-from workgym.models.llamacpp import LlamaCppModel, provider
+from workgym.models.llamacpp import LlamaCppModel
 from workgym.models.model_parts import installed_parts
+from workgym.models.providers import llamacpp as provider
 
 CONVERSATION = [
     wg.Message(role="system", content="You answer questions."),

@@ -248,10 +248,3 @@ def _start(path: Path, *, slots: int, context: int, threads: int) -> Any:
         return xllamacpp.Server(params)
     except Exception as exc:  # the engine reports a bad file as a bare RuntimeError
         raise ConfigError(f"llama.cpp could not load {path}: {exc}") from exc
-
-
-def provider(
-    name: str, *, base_url: str | None = None, api_key: str | None = None
-) -> LlamaCppModel:
-    """`llamacpp/<name or path.gguf>`, the `workgym.models` entry point."""
-    return LlamaCppModel(name)
