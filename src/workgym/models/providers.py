@@ -32,3 +32,10 @@ def hf(name: str, *, base_url: str | None = None, api_key: str | None = None) ->
         ) from exc
     model: Model = module.HFModel(name)
     return model
+
+
+def llamacpp(name: str, *, base_url: str | None = None, api_key: str | None = None) -> Model:
+    """`llamacpp/<name or path.gguf>`: a GGUF run by llama.cpp in process (the [llamacpp] extra)."""
+    from workgym.models.llamacpp import LlamaCppModel
+
+    return LlamaCppModel(name)
