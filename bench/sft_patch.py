@@ -73,6 +73,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--admission-dir", type=Path, default=None)
     p.add_argument("--force-admission", action="store_true")
+    p.add_argument(
+        "--force-design",
+        action="store_true",
+        help="certify a design that cannot pass its own gate (a plumbing run; recorded)",
+    )
     p.add_argument("--out", type=Path, default=Path("runs/sft-patch"))
     args = p.parse_args(argv)
     # Refused before the base model plays anything, not minutes later when training starts.
@@ -175,6 +180,7 @@ def certify(args: argparse.Namespace, base: list[Path], cand: list[Path], name: 
         out=out,
         admission_dir=args.admission_dir,
         force=args.force_admission,
+        force_design=args.force_design,
         progress=False,
         curve=curve,
     )

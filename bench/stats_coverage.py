@@ -1,7 +1,7 @@
 """The certificate's statistics by simulation: interval coverage, gate size, gate power.
 
 Default (issue 33): for 4, 8, 16, 32 test families, 16/64/400 items and baseline rates
-0.1/0.3/0.5 (binary rewards, K = 1), simulated with workgym.stats.design (the plan's own data
+0.1/0.3/0.5 (binary rewards, K = 1), simulated with workgym.stats.power (the plan's own data
 model), it prints the coverage of each 95% interval (Wilson and Clopper-Pearson for a rate,
 Tango's score interval for the paired difference, the sign-flip interval over family means),
 the type-I error of each gate under no effect (McNemar over items, the family sign-flip test, the
@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats as _st
 
-from workgym.stats import design as sim
+from workgym.stats import power as sim
 from workgym.stats import families as fam
 from workgym.stats import proportions
 from workgym.stats.bootstrap import cluster_bootstrap_ci

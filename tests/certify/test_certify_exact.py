@@ -15,7 +15,7 @@ from workgym.certify.comparison import gain, non_inferiority
 from workgym.certify.plan import make_plan, refusal, resolve_estimand
 from workgym.certify.schema import ArmItem, ItemScore
 from workgym.core.errors import ConfigError
-from workgym.stats import design as sim
+from workgym.stats import power as sim
 from workgym.stats import families, proportions
 from workgym.stats.tests import mcnemar_exact
 

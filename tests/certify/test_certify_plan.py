@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import workgym as wg
 from workgym.apps.cli.main import app
 from workgym.certify.looks import read_looks
-from workgym.stats import design as sim
+from workgym.stats import power as sim
 
 runner = CliRunner()
 

@@ -37,7 +37,7 @@ from workgym.stats import families as families_stats
 from workgym.stats import proportions
 from workgym.stats import results as stats_results
 from workgym.stats import tests as stats
-from workgym.stats.design import Design, Estimand, default_estimand, detectable_gain
+from workgym.stats.power import Design, Estimand, default_estimand, detectable_gain
 
 MDE_SIMS = 200  # simulated certificates behind the printed minimum detectable effect
 ROLES = ("system", "user", "assistant", "tool")

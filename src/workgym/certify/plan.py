@@ -3,7 +3,7 @@
 It reads only what is public before a test episode runs: the test split's families and sizes,
 the epochs, the suites' sizes and margins, and the baseline's success rate (from its dev-split
 runs when given, else a rate the user states). It simulates the certificate's own gates
-(workgym.stats.design) and prints the smallest gain the gain gate finds with the chosen power,
+(workgym.stats.power) and prints the smallest gain the gain gate finds with the chosen power,
 the largest regression each suite can rule out, and the items (or families) a target effect needs.
 
 `refusal` is the part `certify` applies to every run: a design that cannot pass its own gate on
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workgym.core.errors import ConfigError
-from workgym.stats import design as sim
+from workgym.stats import power as sim
 from workgym.stats.families import families_needed, smallest_p
 from workgym.stats.proportions import items_to_show, tie_bound
 

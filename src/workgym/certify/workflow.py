@@ -27,7 +27,7 @@ from workgym.core.version import __version__
 from workgym.run.policy import Policy, recorded_placement
 from workgym.run.preflight import models_reachable
 from workgym.run.rundir import RunSpec, read_spec
-from workgym.stats.design import Estimand
+from workgym.stats.power import Estimand
 
 DEFAULT_SUITES = ("suites/reasoning", "suites/bfcl", "suites/ifeval")
 TEST = "test"
