@@ -26,8 +26,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats as _st
 
-from workgym.stats import power as sim
 from workgym.stats import families as fam
+from workgym.stats import power as sim
 from workgym.stats import proportions
 from workgym.stats.bootstrap import cluster_bootstrap_ci
 from workgym.stats.results import MeanEstimate, PairedTest

@@ -762,9 +762,19 @@ def test_37_5_check_says_how_many_more_families_and_where_admission_is(tmp_path:
     assert run("check", "workgym/toy-shop", "--no-progress", "--out", "elsewhere/toy",
                cwd=tmp_path).returncode == 0  # fmt: skip
     certified = run(
-        "certify", "workgym/toy-shop", "--baseline-model", "scripted/null", "--candidate-model",
-        "scripted/oracle", "--suites", "none", "--limit", "4", "--force-design",
-        "--no-progress", cwd=tmp_path,
+        "certify",
+        "workgym/toy-shop",
+        "--baseline-model",
+        "scripted/null",
+        "--candidate-model",
+        "scripted/oracle",
+        "--suites",
+        "none",
+        "--limit",
+        "4",
+        "--force-design",
+        "--no-progress",
+        cwd=tmp_path,
     )  # fmt: skip  (4 items cannot pass the gate: forced, since admission is what is tested)
     assert certified.returncode in (0, 1), certified.stderr
     assert "has not passed" not in certified.stderr + certified.stdout

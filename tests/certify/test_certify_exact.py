@@ -15,8 +15,8 @@ from workgym.certify.comparison import gain, non_inferiority
 from workgym.certify.plan import make_plan, refusal, resolve_estimand
 from workgym.certify.schema import ArmItem, ItemScore
 from workgym.core.errors import ConfigError
-from workgym.stats import power as sim
 from workgym.stats import families, proportions
+from workgym.stats import power as sim
 from workgym.stats.tests import mcnemar_exact
 
 Z95 = float(st.norm.ppf(0.95))
