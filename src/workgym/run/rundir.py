@@ -131,8 +131,14 @@ class RunDir:
                 what = ", ".join(
                     f"{k}: {_short(theirs.get(k))} -> {_short(mine[k])}" for k in diffs
                 )
+                hint = (
+                    " (it was played without run limits: resume it with --max-repeats 0 "
+                    "--episode-seconds 0)"
+                    if diffs == ["run_limits"] and theirs.get("run_limits") is None
+                    else ""
+                )
                 raise ConfigError(
-                    f"{root} holds a different run ({what}); pass a new --out, "
+                    f"{root} holds a different run ({what}){hint}; pass a new --out, "
                     "or delete that directory to start over"
                 )
             run = cls(root, existing)

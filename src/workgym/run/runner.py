@@ -138,7 +138,10 @@ async def eval_async(
         forced=sorted(o.forced),
         placement=policy.placement.describe() if policy.placement is not None else {},
         sample=o.sample,
-        run_limits=None if o.run_limits is None else o.run_limits.model_dump(),
+        # limits that are all off are no limits: a run from before run limits resumes with them off
+        run_limits=None
+        if o.run_limits is None or o.run_limits.off()
+        else o.run_limits.model_dump(),
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
