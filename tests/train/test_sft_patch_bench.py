@@ -23,7 +23,7 @@ def test_the_small_configuration_runs_every_stage_and_resumes(tmp_path: Path) ->
         "--steps", "1", "--batch-size", "2", "--num-generations", "2",
         "--train-limit", "4", "--limit", "3", "--suite", "suites/ifeval", "--suite-limit", "2",
         "--max-tokens", "8", "--concurrency", "4", "--force-admission", "--force-design",
-        "--out", str(tmp_path),
+        "--admission-dir", str(tmp_path / "admission"), "--out", str(tmp_path),
     ]  # fmt: skip
     report = bench.main(argv)
     # a random-weight model solves nothing, so every kind it played is patched
