@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from workgym.apps.cli.device_options import Device, Dtype, use_placement
+from workgym.apps.cli.device_options import Device, Dtype, MaxTokens, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules
 from workgym.apps.cli.hints import next_line
 
@@ -155,13 +155,7 @@ def certify(
     ] = None,
     plan_sims: Annotated[int, typer.Option(min=100, help="--plan: simulated certificates")] = 400,
     temperature: float = 0.0,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="per model call [default: the model's own: 256 new tokens for hf/, the "
-            "provider's for openai/]"
-        ),
-    ] = None,
+    max_tokens: MaxTokens = None,
     progress: bool = True,
     imports: ImportModules = None,
     device: Device = "auto",

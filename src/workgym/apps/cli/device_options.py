@@ -1,4 +1,4 @@
-"""Options shared by every command that loads a local model: `--device` and `--dtype`.
+"""Options shared by every command that plays a model: `--device`, `--dtype` and `--max-tokens`.
 
 Declared once here so that eval, train, certify, serve-model and imitation-gap spell, default and
 explain them alike. The command states them (`use_placement`) before it builds any model; the
@@ -21,6 +21,13 @@ Device = Annotated[
         metavar="DEVICE",
         help="where local (hf/) weights go: auto (cuda, then mps, then cpu), cuda, cuda:N, mps "
         "or cpu",
+    ),
+]
+MaxTokens = Annotated[
+    int | None,
+    typer.Option(
+        help="per model call [default: the model's own: 256 new tokens for hf/, the "
+        "provider's for openai/]"
     ),
 ]
 Dtype = Annotated[

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workgym.apps.cli.device_options import Device, Dtype, use_placement
+from workgym.apps.cli.device_options import Device, Dtype, MaxTokens, use_placement
 from workgym.apps.cli.env_options import ImportModules, import_modules, load_env
 from workgym.apps.cli.hints import next_line
 from workgym.core.errors import ConfigError, ModelError
@@ -159,13 +159,7 @@ def eval_cmd(
         typer.Option(min=1, help="N tasks drawn with --seed, spread over the families"),
     ] = None,
     temperature: float = 0.0,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="per model call [default: the model's own: 256 new tokens for hf/, the "
-            "provider's for openai/]"
-        ),
-    ] = None,
+    max_tokens: MaxTokens = None,
     max_repeats: Annotated[
         int,
         typer.Option(
