@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from viewer_support import (
     Served,
-    free_port,
+    live_viewer,
     make_certificate,
     make_playbook,
     make_run,
@@ -35,20 +33,5 @@ def viewer_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def served(viewer_root: Path) -> Iterator[Served]:
     """The real app on a real uvicorn server in a thread, bound to 127.0.0.1."""
-    import uvicorn
-
-    from workgym.apps.viewer.app import create_app
-
-    port = free_port()
-    app = create_app(viewer_root, allowed_hosts={"127.0.0.1", "localhost"})
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("viewer server did not start")
-        time.sleep(0.02)
-    yield Served(viewer_root, port)
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_viewer(viewer_root) as served:
+        yield served

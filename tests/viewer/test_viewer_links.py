@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_viewer_http import get, post_review, raw
-from viewer_support import Served, free_port, make_run
+from viewer_support import Served, live_viewer, make_run
 
 FLAG = "provenance:answer-before-evidence"
 SECRET = "SECRET-OUTSIDE-THE-ROOT"
@@ -73,22 +71,8 @@ def root(tmp_path_factory: pytest.TempPathFactory, outside: Path) -> Path:
 @pytest.fixture(scope="module")
 def served(root: Path) -> Iterator[Served]:
     """The real app on a real uvicorn server, as in conftest.py."""
-    import uvicorn
-
-    from workgym.apps.viewer.app import create_app
-
-    port = free_port()
-    app = create_app(root, allowed_hosts={"127.0.0.1", "localhost"})
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline, "viewer server did not start"
-        time.sleep(0.02)
-    yield Served(root, port)
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_viewer(root) as served:
+        yield served
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:

@@ -13,7 +13,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -316,3 +319,27 @@ def start_view(
         if line.startswith("open: "):
             url = line.split()[1]
     return proc, url
+
+
+@contextmanager
+def live_viewer(root: Path) -> Iterator[Served]:
+    """The real viewer app on a real uvicorn server in a thread, bound to 127.0.0.1."""
+    import uvicorn
+
+    from workgym.apps.viewer.app import create_app
+
+    port = free_port()
+    app = create_app(root, allowed_hosts={"127.0.0.1", "localhost"})
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("viewer server did not start")
+        time.sleep(0.02)
+    try:
+        yield Served(root, port)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
