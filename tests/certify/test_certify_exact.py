@@ -15,7 +15,7 @@ from workgym.certify.comparison import gain, non_inferiority
 from workgym.certify.plan import make_plan, refusal, resolve_estimand
 from workgym.certify.schema import ArmItem, ItemScore
 from workgym.core.errors import ConfigError
-from workgym.stats import families, proportions
+from workgym.stats import exact_paired, families, proportions
 from workgym.stats import power as sim
 from workgym.stats.tests import mcnemar_exact
 
@@ -83,12 +83,88 @@ def _items(base: list[float], cand: list[float], fams: list[str] | None = None) 
     ]
 
 
-@pytest.mark.parametrize(("n", "shown"), [(32, False), (64, True)])
-def test_zero_discordant_pairs_is_not_a_free_pass(n: int, shown: bool) -> None:
+@pytest.mark.parametrize(("n", "shown", "bound"), [(32, False, -0.0894), (64, True, -0.0457)])
+def test_zero_discordant_pairs_is_not_a_free_pass(n: int, shown: bool, bound: float) -> None:
     half = [1.0, 0.0] * (n // 2)
     ni = non_inferiority(_items(half, half), 0.05, 0.05)
-    assert ni.lower == pytest.approx(-(Z95**2) / (n + Z95**2))  # 0.078 at 32, 0.041 at 64
+    # the exact bound with no discordant pair is the Clopper-Pearson one on the loss rate,
+    # -(1 - 0.05^(1/n)): the issue's 0.089 at 32, 0.046 at 64 (bisection tolerance 1e-4)
+    assert ni.lower == pytest.approx(-(1 - 0.05 ** (1 / n)), abs=2e-4)
+    assert ni.lower == pytest.approx(bound, abs=1e-4)
     assert ni.passed is shown and ni.status == ("shown" if shown else "not shown")
+
+
+def test_identical_arms_at_32_items_do_not_certify_no_regression() -> None:
+    """The issue's reproduction: the oracle against itself on 32 suite items, every pair tied."""
+    both = [1.0] * 20 + [0.0] * 12
+    ni = non_inferiority(_items(both, both), 0.05, 0.05)
+    assert ni.method == "exact_unconditional" and not ni.passed and ni.status == "not shown"
+
+
+def _exact_p_by_scipy(x: int, y: int, n: int, delta0: float) -> float:
+    """The exact unconditional p computed independently: scipy's multinomial pmf over every
+    outcome whose Tango Z (restricted MLE by a numerical optimizer) is at least the observed one,
+    maximised over the nuisance by a bounded scalar optimizer from several starts."""
+    outcomes = [(a, b) for a in range(n + 1) for b in range(n + 1 - a)]
+    z = {o: _tango_by_scipy(o[0], o[1], n, delta0) for o in outcomes}
+    worse = [o for o in outcomes if z[o] >= z[(x, y)] - 1e-9]
+
+    def tail(pm: float) -> float:
+        pp = pm + delta0
+        cells = [pp, pm, max(0.0, 1 - pp - pm)]
+        return float(sum(st.multinomial.pmf([a, b, n - a - b], n, cells) for a, b in worse))
+
+    lo, hi = max(0.0, -delta0), (1 - delta0) / 2
+    grid = np.linspace(lo, hi, 201)
+    best = max(tail(float(g)) for g in grid)
+    for i in range(200):
+        res = optimize.minimize_scalar(
+            lambda v: -tail(v), bounds=(grid[i], grid[i + 1]), method="bounded"
+        )
+        best = max(best, -float(res.fun))
+    return best
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "n", "delta0"), [(0, 0, 12, -0.05), (3, 1, 12, -0.1), (2, 4, 10, -0.2)]
+)
+def test_exact_unconditional_p_matches_an_independent_computation(
+    x: int, y: int, n: int, delta0: float
+) -> None:
+    ref = _exact_p_by_scipy(x, y, n, delta0)
+    assert exact_paired.p_value(x, y, n, delta0) == pytest.approx(ref, rel=2e-3)
+
+
+def test_exact_p_with_no_discordant_pair_by_hand() -> None:
+    """0 of 32 discordant at margin 0.05: the worst case is pi+ = 0, pi- = 0.05, and the outcomes
+    as extreme as (0, 0) are those with no baseline-only pair: p = 0.95^32 = 0.194 > 0.05."""
+    assert exact_paired.p_value(0, 0, 32, -0.05) == pytest.approx(0.95**32, rel=1e-9)
+    assert exact_paired.p_value(0, 0, 64, -0.05) < 0.05  # 0 of 64: non-inferior
+    assert proportions.items_to_show(0.05, 0.05) == 59  # 0.95^59 = 0.0485, 0.95^58 = 0.051
+
+
+@pytest.mark.parametrize("n", [16, 32, 64])
+def test_exact_gate_size_is_at_most_alpha_on_the_whole_null_boundary(n: int) -> None:
+    """Summed over every outcome, never simulated: the chance of passing at a true loss of
+    exactly the margin is at most alpha wherever the nuisance sits (Tango's reached 0.063-0.073)."""
+    from scipy import special
+
+    x, y, logc = exact_paired._outcomes(n)
+    rej = exact_paired.rejects(x, y, n, -0.05, 0.05)
+    worst = 0.0
+    for pm in np.linspace(0.05, 0.525, 601):
+        pp, rest = pm - 0.05, max(0.0, 1 - 2 * pm + 0.05)
+        logp = logc + special.xlogy(x, pp) + special.xlogy(y, pm) + special.xlogy(n - x - y, rest)
+        worst = max(worst, float(np.exp(logp)[rej].sum()))
+    assert 0.04 < worst <= 0.05
+
+
+@pytest.mark.parametrize(("x", "y", "n"), [(5, 2, 40), (0, 4, 40), (3, 3, 40), (12, 1, 50)])
+def test_exact_bound_inverts_the_exact_test(x: int, y: int, n: int) -> None:
+    lo = exact_paired.lower_bound(x, y, n, 0.05)
+    assert exact_paired.p_value(x, y, n, lo) <= 0.05 < exact_paired.p_value(x, y, n, lo + 2e-4)
+    tango, _ = proportions.tango_bounds(x, y, n, Z95)
+    assert lo <= float(tango) + 0.02  # exact is a little wider than the asymptotic bound
 
 
 def test_floor_and_ceiling_suites_cannot_show() -> None:
@@ -148,7 +224,7 @@ def test_estimand_the_split_cannot_support_is_refused() -> None:
         rates_from="",
     )
     why = refusal(plan)
-    assert why is not None and "52 items" in why
+    assert why is not None and "59 items" in why
 
 
 @pytest.mark.parametrize(
@@ -179,3 +255,17 @@ def test_vectorised_sign_flip_agrees_with_the_scalar_test() -> None:
         p, exact = families.sign_flip_p(d, 5000, 0)
         ref = sign_flip_test(d, np.zeros(n), "greater", 5000, 0)
         assert exact == ref.exact and float(p[0]) == pytest.approx(ref.p_value)
+
+
+def test_epochs_needed_is_the_first_k_that_reaches_power() -> None:
+    """Items fixed (16 in 4 families, rate 0.5), the epochs search returns the smallest K whose
+    simulated power reaches 0.8 (the same simulation the plan prints), and K - 1 does not."""
+    from dataclasses import replace
+
+    design = sim.Design((4, 4, 4, 4), 1, (0.5,), "items")
+    k = sim.epochs_needed(design, 0.3, 0.8, 200, 0)
+    assert k is not None and k > 1
+    assert sim.power(replace(design, epochs=k), 0.3, 200, 0) >= 0.8
+    assert sim.power(replace(design, epochs=k - 1), 0.3, 200, 0) < 0.8
+    # a family-level gate that cannot reach alpha gets no number, whatever K
+    assert sim.epochs_needed(replace(design, estimand="families"), 0.3, 0.8, 200, 0) is None

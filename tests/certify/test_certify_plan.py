@@ -63,6 +63,26 @@ def test_plan_on_lookup_matches_the_simulation() -> None:
     _check_against_simulation(_sizes("workgym/lookup"), 0.1, _mde(result.output))
 
 
+def test_plan_prints_the_epochs_a_target_needs_with_these_items() -> None:
+    """`--target` with the items fixed: the plan searches K and prints it; the number is the
+    smallest K at which the certificate's own simulated gate reaches the power."""
+    from dataclasses import replace
+
+    args = ["workgym/lookup", "--plan", "--baseline-rate", "0.3", "--target", "0.3"]
+    result = runner.invoke(app, ["certify", *args, "--suites", "none"])
+    assert result.exit_code == 0, result.output
+    found = re.search(r"for a gain of 0.3 with these (\d+) items: (\d+) epochs", result.output)
+    assert found, result.output
+    n, k = int(found.group(1)), int(found.group(2))
+    sizes = _sizes("workgym/lookup")
+    assert n == sum(sizes)
+    estimand, _ = sim.default_estimand(len(sizes), 0.05)
+    design = sim.Design(sizes, 1, (0.3,), estimand)
+    assert sim.power(replace(design, epochs=k), 0.3, 400, 0) >= 0.8
+    if k > 1:
+        assert sim.power(replace(design, epochs=k - 1), 0.3, 400, 0) < 0.8
+
+
 def test_plan_on_a_generated_warehouse_matches_the_simulation(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -124,7 +144,7 @@ def test_a_design_that_cannot_pass_is_refused_before_the_look(tmp_path: Path) ->
     ]
     refused = runner.invoke(app, base)
     assert refused.exit_code == 2, refused.output
-    assert "cannot show non-regression" in refused.output and "52 items" in refused.output
+    assert "cannot show non-regression" in refused.output and "59 items" in refused.output
     assert not log.exists() or read_looks(log) == []  # the refusal cost no look
     families = runner.invoke(app, [*base[:-1], "--estimand", "families", "--force-design"])
     assert families.exit_code in (0, 1), families.output  # forced: it runs, and is a look

@@ -99,7 +99,7 @@ def test_tasks_are_the_unit_whatever_the_families() -> None:
         candidate_scores=scores[0], baseline_scores=scores[1], clusters=["a"] * 6, **kw
     )  # type: ignore[arg-type]
     # the clustered t with few families was degenerate (decision 0070): both use Tango's bound
-    assert clustered.method == one.method == "tango_score" and clustered.lower == one.lower
+    assert clustered.method == one.method == "exact_unconditional" and clustered.lower == one.lower
 
 
 def test_learning_curve_plot_is_written(tmp_path: Path) -> None:

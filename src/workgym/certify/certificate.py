@@ -46,11 +46,13 @@ RULES = [
     "estimand: declared before the look; default families when the test split has enough "
     "families that a family-level test can reach p <= alpha (2^-G <= alpha), items otherwise",
     "gain, items: exact McNemar (K=1, binary rewards) or the sign-flip test over items; interval: "
-    "Tango's score interval (binary) or the score interval on fractional discordance (graded)",
+    "the exact unconditional interval (binary) or the score interval on fractional discordance "
+    "(graded)",
     "gain, families: sign-flip test over family mean differences, exact for G <= 16, with its "
     "smallest attainable p printed and its inverted interval; a gate that cannot reach alpha "
     "cannot pass",
-    "non-regression: per suite, the one-sided (1-alpha) score bound over items must be above "
+    "non-regression: per suite, the one-sided (1-alpha) bound over items (exact unconditional "
+    "for binary rewards, bounded score for graded) must be above "
     "-margin; a suite whose baseline is at the floor or whose arms are both at the ceiling "
     "cannot show regression and is left out; all other suites must pass (intersection-union), "
     "and at least one must be informative",

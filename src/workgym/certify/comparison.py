@@ -204,9 +204,9 @@ def gain(
 ) -> GainResult:
     """The task-gain test of CERTIFICATE.md step 3 for the declared estimand (decision 0070).
 
-    items: exact McNemar (K = 1, binary) or the sign-flip test over items, with Tango's /
-    the bounded score interval; families: the sign-flip test over family means with its exact
-    inverted interval. The other estimand's test is shown too, outside the gate.
+    items: exact McNemar (K = 1, binary) or the sign-flip test over items, with the exact
+    unconditional / the bounded score interval; families: the sign-flip test over family means
+    with its exact inverted interval. The other estimand's test is shown too, outside the gate.
     """
     cand, base, fams = _arrays(items)
     n_fam = len(set(fams))
@@ -228,7 +228,7 @@ def gain(
             gate=estimand == "items",
             rejects=mc.p_value <= alpha,
             detail=f"{mc.b} items only the baseline solved, {mc.c} only the candidate; "
-            f"bound: Tango score interval",
+            "bound: exact unconditional",
         )
         item_smallest = 0.5 ** len(items)
     else:
@@ -310,7 +310,8 @@ def non_inferiority(
 ) -> NonInferiorityResult:
     """Step 4 with a bound zero variance cannot fake (decision 0070).
 
-    The one-sided (1-alpha) lower bound is Tango's score bound (binary) or the bounded score
+    The one-sided (1-alpha) lower bound is the exact unconditional bound (binary, decision 0100)
+    or the bounded score
     bound (graded), over items; it must be above -margin. A suite whose baseline is at the floor
     (nothing can regress from 0) or where both arms are at the ceiling cannot show anything and
     is reported so, never as a pass. `n_needed`: items for `power` at no true change with the
@@ -322,7 +323,10 @@ def non_inferiority(
     z = float(_st.norm.ppf(1 - alpha) + _st.norm.ppf(power))
     rate = (bound.x + bound.y) / n
     n_needed = (
-        max(proportions.items_to_show(margin, alpha), math.ceil(z * z * rate / margin**2))
+        max(
+            proportions.items_to_show(margin, alpha, bound.method == "exact_unconditional"),
+            math.ceil(z * z * rate / margin**2),
+        )
         if margin > 0
         else None
     )

@@ -4,7 +4,8 @@ It reads only what is public before a test episode runs: the test split's famili
 the epochs, the suites' sizes and margins, and the baseline's success rate (from its dev-split
 runs when given, else a rate the user states). It simulates the certificate's own gates
 (workgym.stats.power) and prints the smallest gain the gain gate finds with the chosen power,
-the largest regression each suite can rule out, and the items (or families) a target effect needs.
+the largest regression each suite can rule out, and the items (or families) a target effect needs
+and, with the items fixed, the epochs it needs.
 
 `refusal` is the part `certify` applies to every run: a design that cannot pass its own gate on
 any data (a family gate that cannot reach alpha, suites too small to show non-inferiority even
@@ -21,6 +22,8 @@ from workgym.core.errors import ConfigError
 from workgym.stats import power as sim
 from workgym.stats.families import families_needed, smallest_p
 from workgym.stats.proportions import items_to_show, tie_bound
+
+EPOCHS_CAP = 64  # the epochs search stops here
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Plan:
     detectable_gain: float | None
     target: float | None
     needed: int | None
+    epochs_needed: int | None  # epochs K for the target with these items; None: more than the cap
     suites: tuple[SuitePlan, ...]
     sims: int
     seed: int
@@ -128,13 +132,19 @@ def make_plan(
     design = sim.Design(tuple(family_sizes), epochs, rates, estimand, alpha) if rates else None
     mde = sim.detectable_gain(design, power, sims, seed) if design else None
     need = sim.needed(design, target, power, sims, seed) if design and target else None
+    need_k = (
+        sim.epochs_needed(design, target, power, sims, seed, EPOCHS_CAP)
+        if design and target
+        else None
+    )
     suite_plans = []
     for name, (n, margin) in suites.items():
         showable = None
         if rates:
             sd = sim.Design((n,), epochs, rates, "items", alpha)
             showable = sim.showable_margin(sd, power, sims, seed)
-        suite_plans.append(SuitePlan(name, n, margin, tie_bound(n, alpha), showable))
+        tie = tie_bound(n, alpha, binary=epochs == 1)
+        suite_plans.append(SuitePlan(name, n, margin, tie, showable))
     return Plan(
         env_id=env_id,
         n_items=sum(family_sizes),
@@ -150,6 +160,7 @@ def make_plan(
         detectable_gain=mde,
         target=target,
         needed=need,
+        epochs_needed=need_k,
         suites=tuple(suite_plans),
         sims=sims,
         seed=seed,
@@ -169,7 +180,7 @@ def refusal(plan: Plan) -> str | None:
             f"{s.suite} {s.n_items} items (best bound {s.tie_lower:+.3f} vs -{s.margin:g})"
             for s in plan.suites
         )
-        need = max(items_to_show(s.margin, plan.alpha) for s in plan.suites)
+        need = max(items_to_show(s.margin, plan.alpha, plan.epochs == 1) for s in plan.suites)
         return (
             f"this design cannot show non-regression: even if every pair ties, no suite's bound "
             f"clears its margin ({worst}); give a suite at least {need} items (--suite-limit) or "
@@ -200,6 +211,14 @@ def lines(plan: Plan) -> list[str]:
             out.append(
                 f"for a gain of {plan.target:g}: "
                 + (f"about {plan.needed} {unit}" if plan.needed else "more than 4096 " + unit)
+            )
+            out.append(
+                f"for a gain of {plan.target:g} with these {plan.n_items} items: "
+                + (
+                    f"{plan.epochs_needed} epochs (--epochs {plan.epochs_needed})"
+                    if plan.epochs_needed
+                    else f"more than {EPOCHS_CAP} epochs (more items are needed)"
+                )
             )
     for s in plan.suites:
         show = "" if s.showable is None else f"; rules out regressions above {s.showable:.3f}"

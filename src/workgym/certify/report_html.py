@@ -142,7 +142,8 @@ def _suites(c: Certificate) -> str:
         "<th>items</th><th>baseline</th><th>candidate</th><th>difference</th>"
         f"<th>lower bound</th><th>-margin</th><th>result</th></tr>{rows}</table>"
         "<p class='muted'>A suite passes when the lower bound of the one-sided "
-        f"{1 - c.frozen.alpha:.0%} score interval of the difference is above -margin. "
+        f"{1 - c.frozen.alpha:.0%} interval of the difference (exact for binary rewards, "
+        "bounded score for graded ones) is above -margin. "
         "'Not significantly different' is not enough, and identical arms are not a pass: a suite "
         "at the floor or saturated in both arms cannot show regression.</p>"
     )

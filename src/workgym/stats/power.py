@@ -4,7 +4,8 @@ Before the test split is opened, a user needs to know whether the design can pas
 Closed-form power formulas assume a variance the data may not have (the old MDE printed 0 when
 every pair tied), so the plan simulates the certificate itself: the held-out family sizes, K
 epochs, the baseline's per-item success rates (from dev runs, or one stated rate), and the very
-gate functions the certificate runs (McNemar, the sign-flip tests, the score bound).
+gate functions the certificate runs (McNemar, the sign-flip tests, the exact non-inferiority test
+for binary outcomes and the bounded score bound for graded ones).
 
 The data model, stated so a reader can disagree with it: item i's baseline succeeds with
 probability ``p_i`` (drawn from the rate pool), the candidate with
@@ -25,9 +26,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _st
 
+from workgym.stats import exact_paired
 from workgym.stats import families as fam
-from workgym.stats.proportions import discordance, tango_bounds
+from workgym.stats.proportions import discordance
 from workgym.stats.results import FloatArray
+from workgym.stats.tango import tango_bounds
 
 Estimand = Literal["items", "families"]
 SIGN_FLIP_RESAMPLES = 1000  # per simulated data set (Monte Carlo p; exact up to 16 units)
@@ -132,11 +135,23 @@ def mcnemar_p(b: npt.ArrayLike, c: npt.ArrayLike) -> FloatArray:
 
 
 def lower_bounds(design: Design, base: FloatArray, cand: FloatArray) -> FloatArray:
-    """The non-inferiority gate's one-sided (1 - alpha) score bound, per data set."""
+    """The bounded score bound (graded rewards' non-inferiority bound), per data set."""
     x, y = discordance(cand - base)
     z = float(_st.norm.ppf(1.0 - design.alpha))
     lo, _ = tango_bounds(x, y, np.full_like(x, float(base.shape[1])), z)
     return lo
+
+
+def ni_passes(
+    design: Design, base: FloatArray, cand: FloatArray, margin: float
+) -> npt.NDArray[np.bool_]:
+    """Does the certificate's non-inferiority gate pass at ``margin``, per data set? Binary
+    outcomes (K = 1): the exact unconditional test at ``-margin`` (one cached table of p-values
+    for all data sets); graded: the bounded score bound above ``-margin``."""
+    if design.binary() and margin > 0:
+        x, y = discordance(cand - base)
+        return exact_paired.rejects(x, y, int(base.shape[1]), -margin, design.alpha)
+    return np.asarray(lower_bounds(design, base, cand) > -margin)
 
 
 def power(design: Design, effect: float, sims: int = 400, seed: int = 0) -> float:
@@ -173,10 +188,19 @@ def showable_margin(
     design: Design, target_power: float = 0.8, sims: int = 400, seed: int = 0
 ) -> float:
     """Smallest non-inferiority margin shown with ``target_power`` when nothing changed: the
-    largest regression this design can rule out."""
+    largest regression this design can rule out (bisection to 0.001 for binary outcomes)."""
     dr = draws(design, sims, seed)
-    lows = lower_bounds(design, *simulate(design, 0.0, dr))
-    return float(np.quantile(-lows, target_power))
+    base, cand = simulate(design, 0.0, dr)
+    if not design.binary():
+        return float(np.quantile(-lower_bounds(design, base, cand), target_power))
+    lo, hi = 0.0, 0.999
+    if float(np.mean(ni_passes(design, base, cand, hi))) < target_power:
+        return 1.0
+    while hi - lo > 0.001:
+        mid = round((lo + hi) / 2, 4)
+        ok = float(np.mean(ni_passes(design, base, cand, mid))) >= target_power
+        lo, hi = (lo, mid) if ok else (mid, hi)
+    return hi
 
 
 def scaled(design: Design, n_items: int) -> Design:
@@ -224,6 +248,39 @@ def needed(
     if lo == hi or ok(lo):
         return lo
     while hi - lo > max(1, lo // 50):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def epochs_needed(
+    design: Design,
+    effect: float,
+    target_power: float = 0.8,
+    sims: int = 400,
+    seed: int = 0,
+    cap: int = 64,
+) -> int | None:
+    """Epochs K (repeated attempts per item, the items fixed) for ``target_power`` at ``effect``;
+    None above ``cap``. Doubling from K = 1, then bisection, like :func:`needed`. More epochs
+    average away each item's sampling noise but not the items' own spread, so some designs never
+    get there; the K = 1 gate (exact McNemar) differs from the K > 1 one (sign-flip over items),
+    so the search reports the first K of the doubling that reaches power and bisects below it."""
+    if design.estimand == "families" and fam.smallest_p(design.n_families) > design.alpha:
+        return None
+
+    def ok(k: int) -> bool:
+        return power(replace(design, epochs=k), effect, sims, seed) >= target_power
+
+    hi = 1
+    while not ok(hi):
+        if hi >= cap:
+            return None
+        hi = min(cap, hi * 2)
+    lo = hi // 2
+    if lo == 0:
+        return hi
+    while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi

@@ -6,9 +6,11 @@ Why not ``mean ± t SE``: on 0/1 rewards the Wald interval leaves [0, 1] (2 of 3
 
 - one rate: Wilson's score interval (``wilson``) and the exact Clopper-Pearson interval
   (``clopper_pearson``), for binary rewards with one outcome per task;
-- a paired difference ``mean(candidate - baseline)`` of 0/1 outcomes: Tango's score interval
-  (Tango 1998), from the discordant pairs ``x`` (candidate-only wins) and ``y`` (baseline-only);
-  with no discordant pair in n items its one-sided bound is ``-z^2 / (n + z^2)``, not 0;
+- a paired difference ``mean(candidate - baseline)`` of 0/1 outcomes: the exact unconditional
+  bound (:mod:`workgym.stats.exact_paired`, decision 0100) from the discordant pairs ``x``
+  (candidate-only wins) and ``y`` (baseline-only), ordered by Tango's score statistic (Tango 1998);
+  with no discordant pair in n items its one-sided bound is ``-(1 - alpha^(1/n))``, not 0 (Tango's
+  asymptotic bound, ``-z^2 / (n + z^2)``, was slightly liberal as a gate: size up to 0.061);
 - the same difference of graded rewards in [0, 1] (K epochs averaged, partial credit): Tango's
   interval with fractional discordance ``x = sum max(d_i, 0)``, ``y = sum max(-d_i, 0)``
   (``bounded_score``). It is conservative: its variance ``pi+ + pi- - delta^2`` is the largest a
@@ -29,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _st
 
+from workgym.stats import exact_paired
 from workgym.stats.results import (
     FloatArray,
     MeanEstimate,
@@ -36,8 +39,7 @@ from workgym.stats.results import (
     as_pairs,
     check_confidence,
 )
-
-_BISECT_STEPS = 60
+from workgym.stats.tango import tango_bounds
 
 
 def _z(level: float) -> float:
@@ -99,49 +101,6 @@ def clopper_pearson_bounds(
     return np.asarray(lo, float), np.asarray(hi, float)
 
 
-def tango_z(x: FloatArray, y: FloatArray, n: FloatArray, delta: FloatArray) -> FloatArray:
-    """Tango's score statistic for ``H0: pi+ - pi- = delta`` (elementwise).
-
-    ``pi-`` is its maximum-likelihood value under H0 (the root of
-    ``2n q^2 + (-(x+y) + (2n - x + y) delta) q - y delta (1 - delta) = 0``), and
-    ``Z = (x - y - n delta) / sqrt(n (2 q + delta - delta^2))``; decreasing in ``delta``.
-    """
-    a = 2.0 * n
-    b = -(x + y) + (2.0 * n - x + y) * delta
-    c = -y * delta * (1.0 - delta)
-    q = (-b + np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))) / (2.0 * a)
-    var = n * (2.0 * q + delta - delta * delta)
-    num = x - y - n * delta
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 1e-15, num / np.sqrt(np.maximum(var, 1e-300)), np.sign(num) * np.inf)
-    return np.asarray(z, float)
-
-
-def tango_bounds(
-    x: npt.ArrayLike, y: npt.ArrayLike, n: npt.ArrayLike, z: float
-) -> tuple[FloatArray, FloatArray]:
-    """The ``delta`` where Tango's Z equals ``+z`` (lower bound) and ``-z`` (upper), by bisection.
-
-    For a one-sided ``(1 - alpha)`` bound pass ``z = z_{1-alpha}``; for a two-sided
-    ``confidence`` interval ``z = z_{(1+confidence)/2}``.
-    """
-    xs, ys, ns = (np.asarray(v, float) for v in (x, y, n))
-    xs, ys, ns = np.broadcast_arrays(xs, ys, ns)
-    est = (xs - ys) / ns
-
-    def solve(lo: FloatArray, hi: FloatArray, target: float) -> FloatArray:
-        # invariant: Z(lo) >= target >= Z(hi)
-        for _ in range(_BISECT_STEPS):
-            mid = (lo + hi) / 2.0
-            above = tango_z(xs, ys, ns, mid) >= target
-            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-        return (lo + hi) / 2.0
-
-    lower = solve(np.full_like(est, -1.0), est.copy(), z)
-    upper = solve(est.copy(), np.full_like(est, 1.0), -z)
-    return np.clip(lower, -1.0, est), np.clip(upper, est, 1.0)
-
-
 def discordance(d: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     """Candidate-side and baseline-side discordance of paired differences along the last axis:
     ``sum max(d, 0)`` and ``sum max(-d, 0)`` (for 0/1 outcomes: the McNemar counts c and b)."""
@@ -149,7 +108,7 @@ def discordance(d: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     return np.maximum(ds, 0.0).sum(axis=-1), np.maximum(-ds, 0.0).sum(axis=-1)
 
 
-ScoreMethod = Literal["tango_score", "bounded_score"]
+ScoreMethod = Literal["exact_unconditional", "bounded_score"]
 
 
 @dataclass(frozen=True)
@@ -177,10 +136,11 @@ def is_binary(*arrays: npt.ArrayLike) -> bool:
 def paired_bound(
     candidate: npt.ArrayLike, baseline: npt.ArrayLike, alpha: float = 0.05
 ) -> PairedBound:
-    """Score bound of the paired difference of rewards in [0, 1] (module docstring).
+    """Bound of the paired difference of rewards in [0, 1] (module docstring).
 
-    Binary outcomes give Tango's interval (``tango_score``); graded ones the same interval on
-    fractional discordance (``bounded_score``), conservative by construction.
+    Binary outcomes: the exact unconditional bounds (``exact_unconditional``; one-sided at alpha,
+    and each side at 0.025 for the 95% interval). Graded ones: Tango's interval on fractional
+    discordance (``bounded_score``), conservative by construction.
     """
     cand, base = as_pairs(candidate, baseline)
     if not 0.0 < alpha < 0.5:
@@ -189,9 +149,18 @@ def paired_bound(
         raise ValueError("score bounds need rewards in [0, 1]")
     x, y = discordance(cand - base)
     n = float(cand.size)
-    lo1, _ = tango_bounds(x, y, n, _z(1.0 - alpha))
-    lo2, hi2 = tango_bounds(x, y, n, _z(0.975))
-    method: ScoreMethod = "tango_score" if is_binary(cand, base) else "bounded_score"
+    method: ScoreMethod
+    if is_binary(cand, base):
+        xi, yi, ni = round(float(x)), round(float(y)), int(n)
+        lo1 = exact_paired.lower_bound(xi, yi, ni, alpha)
+        lo2 = exact_paired.lower_bound(xi, yi, ni, 0.025)
+        hi2 = exact_paired.upper_bound(xi, yi, ni, 0.025)
+        method = "exact_unconditional"
+    else:
+        lo1 = float(tango_bounds(x, y, n, _z(1.0 - alpha))[0])
+        lo2a, hi2a = tango_bounds(x, y, n, _z(0.975))
+        lo2, hi2 = float(lo2a), float(hi2a)
+        method = "bounded_score"
     return PairedBound(
         float((x - y) / n),
         float(lo1),
@@ -204,16 +173,25 @@ def paired_bound(
     )
 
 
-def tie_bound(n: int, alpha: float = 0.05) -> float:
-    """The one-sided lower bound when all n pairs tie: ``z^2 / (n + z^2)`` below 0."""
+def tie_bound(n: int, alpha: float = 0.05, binary: bool = True) -> float:
+    """The one-sided lower bound when all n pairs tie: the exact one (binary; within 1e-4 of
+    ``-(1 - alpha^(1/n))``, -0.089 at 32) or the bounded score one (graded, ``-z^2/(n + z^2)``)."""
+    if binary:
+        return exact_paired.lower_bound(0, 0, n, alpha)
     z = _z(1.0 - alpha)
     return -z * z / (n + z * z)
 
 
-def items_to_show(margin: float, alpha: float = 0.05) -> int:
-    """Fewest items whose all-tie bound is above ``-margin``: ``n > z^2 (1 - m) / m``."""
-    z = _z(1.0 - alpha)
-    return math.floor(z * z * (1.0 - margin) / margin) + 1
+def items_to_show(margin: float, alpha: float = 0.05, binary: bool = True) -> int:
+    """Fewest items whose all-tie bound can clear ``-margin``: the exact test at ``-margin`` on 0
+    discordant pairs (binary: 59 at margin 0.05), or ``n > z^2 (1 - m) / m`` (graded: 52)."""
+    if not binary:
+        z = _z(1.0 - alpha)
+        return math.floor(z * z * (1.0 - margin) / margin) + 1
+    n = max(1, exact_paired.cp_items_to_show(margin, alpha) - 2)
+    while exact_paired.p_value(0, 0, n, -margin) > alpha:
+        n += 1
+    return n
 
 
 def reward_interval(task_means: npt.ArrayLike, confidence: float = 0.95) -> MeanEstimate:
@@ -252,10 +230,10 @@ def reward_interval(task_means: npt.ArrayLike, confidence: float = 0.95) -> Mean
 def non_inferior(
     candidate: npt.ArrayLike, baseline: npt.ArrayLike, margin: float, alpha: float = 0.05
 ) -> NonInferiority:
-    """Non-inferiority within ``margin`` on rewards in [0, 1]: passed iff the score bound of
+    """Non-inferiority within ``margin`` on rewards in [0, 1]: passed iff the bound of
     :func:`paired_bound` is above ``-margin`` (the certificate's suites, the playbook's "matched
     at X% of the tokens", the comparisons). Identical arms do not pass for free: with n tied
-    pairs the bound is ``-z^2 / (n + z^2)``."""
+    binary pairs the bound is about ``-(1 - alpha^(1/n))``."""
     if not (math.isfinite(margin) and margin >= 0):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     b = paired_bound(candidate, baseline, alpha)

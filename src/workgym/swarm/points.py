@@ -107,7 +107,8 @@ def paired(
 ) -> Paired:
     """Two-sided 95% interval of mean(target - reference) over items (decision 0070).
 
-    Rewards in [0, 1]: Tango's score interval (binary) or its bounded-score form (graded), which
+    Rewards in [0, 1]: the exact unconditional interval (binary) or Tango's bounded-score form
+    (graded), which
     keeps a width when every pair ties; p from the exact McNemar / sign-flip test. Tokens: the
     paired t over items. Never the cluster-robust t, which with 4 families is degenerate (its
     interval was the point estimate times 1 +- 3.18). `clusters` only counts the families.
@@ -120,7 +121,7 @@ def paired(
     bounded = min(target.min(), reference.min()) >= 0.0 and max(target.max(), reference.max()) <= 1
     if bounded:
         b = paired_bound(target, reference, 0.025)
-        if b.method == "tango_score":
+        if b.method == "exact_unconditional":
             p = stats.mcnemar_test(target, reference, "two-sided").p_value
         else:
             p = sign_flip_test(target, reference, "two-sided").p_value

@@ -1,10 +1,10 @@
 """What a playbook run reports: the token-matched statement, the learning curve, the frontier.
 
 "Matches the best untrained agent at X% of its tokens" is a non-inferiority claim, so it is made
-with the certificate's score bound (`workgym.stats.proportions.non_inferior`, decision 0070) and a
+with the certificate's bound (`workgym.stats.proportions.non_inferior`, decisions 0070, 0100) and a
 margin fixed before the run: the lower bound of the one-sided interval of the reward difference
 must lie above -margin. It is over tasks, and identical arms do not match for free (n tied pairs
-give the bound -z^2/(n+z^2)). The amortised version adds
+of 0/1 rewards give about -(1 - alpha^(1/n))). The amortised version adds
 the tokens training spent, and the break-even count is how many tasks the trained agent must
 serve before that spending is paid back.
 """
