@@ -3,11 +3,13 @@
 Default (issue 33): for 4, 8, 16, 32 test families, 16/64/400 items and baseline rates
 0.1/0.3/0.5 (binary rewards, K = 1), simulated with workgym.stats.power (the plan's own data
 model), it prints the coverage of each 95% interval (Wilson and Clopper-Pearson for a rate,
-Tango's score interval for the paired difference, the sign-flip interval over family means),
-the type-I error of each gate under no effect (McNemar over items, the family sign-flip test, the
-non-inferiority gate at a true loss of exactly the margin 0.05), and the power of the gain
-gates at effects 0.1/0.2/0.3; then graded rewards (K = 4: the bounded score interval and the
-item sign-flip gate). '±' is the Monte Carlo standard error of each share.
+Tango's score interval and the exact unconditional interval for the paired difference, the
+sign-flip interval over family means), the type-I error of each gate under no effect (McNemar
+over items, the family sign-flip test, the non-inferiority gate at a true loss of exactly the
+margin 0.05: the exact test the certificate uses, and Tango's bound as it was before decision
+0100; and that gate's size computed exactly, no Monte Carlo, at n = 16/32/64/400), and the power
+of the gain gates at effects 0.1/0.2/0.3; then graded rewards (K = 4: the bounded score
+interval and the item sign-flip gate). '±' is the Monte Carlo standard error of each share.
 
     PYTHONPATH=src python bench/stats_coverage.py [--seed 0] [--sims 1500] [--with-old]
 
@@ -24,11 +26,12 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 import numpy as np
+from scipy import special as _sp
 from scipy import stats as _st
 
+from workgym.stats import exact_paired, proportions
 from workgym.stats import families as fam
 from workgym.stats import power as sim
-from workgym.stats import proportions
 from workgym.stats.bootstrap import cluster_bootstrap_ci
 from workgym.stats.results import MeanEstimate, PairedTest
 from workgym.stats.tests import clustered_mean_ci, mean_ci, paired_t_test
@@ -132,7 +135,8 @@ def grid(seed: int, sims: int) -> None:
     )
     head = (
         f"{'G':>3} {'n':>4} {'p0':>4} | {'Wilson':>11} {'C-P':>11} {'Tango':>11} "
-        f"{'fam.int':>11} | {'McNemar sz':>11} {'family sz':>11} {'NI size':>11} | "
+        f"{'exact':>11} {'fam.int':>11} | {'McNemar sz':>11} {'family sz':>11} "
+        f"{'NI size':>11} {'Tango NI sz':>11} | "
         f"{'item power .1/.2/.3':>20} {'family power .1/.2/.3':>22}"
     )
     print(head)
@@ -152,11 +156,16 @@ def grid(seed: int, sims: int) -> None:
                 cl, ch = proportions.clopper_pearson_bounds(k, n)
                 x, y = proportions.discordance(cand - base)
                 tl, th = proportions.tango_bounds(x, y, np.full_like(x, n), z2)
+                # the exact 95% interval covers 0 iff neither one-sided 0.025 test rejects at 0
+                ex_cov = ~exact_paired.rejects(x, y, n, 0.0, 0.025) & ~exact_paired.rejects(
+                    y, x, n, 0.0, 0.025
+                )
                 fam_cov = _fam_cover(fams, base, cand, 0.0) if g <= 8 else None
                 mcn = items.alpha >= sim.mcnemar_p(y, x)
                 fsz = sim.gain_rejects(fams, base, cand, dr.rng)
                 nb, nc = sim.simulate(items, -0.05, dr)
-                ni = sim.lower_bounds(items, nb, nc) > -0.05
+                ni = sim.ni_passes(items, nb, nc, 0.05)
+                ni_tango = sim.lower_bounds(items, nb, nc) > -0.05
                 pw_i, pw_f = [], []
                 for eff in (0.1, 0.2, 0.3):
                     b2, c2 = sim.simulate(items, eff, dr)
@@ -165,8 +174,10 @@ def grid(seed: int, sims: int) -> None:
                 print(
                     f"{g:>3} {n:>4} {p0:>4} | {_share((wl <= p0) & (p0 <= wh)):>11} "
                     f"{_share((cl <= p0) & (p0 <= ch)):>11} {_share((tl <= 0) & (th >= 0)):>11} "
+                    f"{_share(ex_cov):>11} "
                     f"{'—' if fam_cov is None else _share(fam_cov):>11} | {_share(mcn):>11} "
-                    f"{_share(fsz):>11} {_share(ni):>11} | {'/'.join(pw_i):>20} "
+                    f"{_share(fsz):>11} {_share(ni):>11} {_share(ni_tango):>11} | "
+                    f"{'/'.join(pw_i):>20} "
                     f"{'/'.join(pw_f):>22}  ({time.perf_counter() - start:.1f}s)"
                 )
     print(
@@ -187,12 +198,58 @@ def graded(seed: int, sims: int) -> None:
         lo, hi = proportions.tango_bounds(x, y, np.full_like(x, n), z2)
         size = sim.gain_rejects(items, base, cand, dr.rng)
         nb, nc = sim.simulate(items, -0.05, dr)
-        ni = sim.lower_bounds(items, nb, nc) > -0.05
+        ni = sim.ni_passes(items, nb, nc, 0.05)
         b2, c2 = sim.simulate(items, 0.1, dr)
         pw = sim.gain_rejects(items, b2, c2, dr.rng)
         print(
             f"n={n:<4} p0={p0}: bounded score cover {_share((lo <= 0) & (hi >= 0))}, sign-flip "
             f"size {_share(size)}, NI size {_share(ni)}, power at 0.1 {np.mean(pw):.2f}"
+        )
+
+
+def _multinomial(
+    x: np.ndarray, y: np.ndarray, logc: np.ndarray, n: int, pp: float, pm: float
+) -> np.ndarray:
+    """Probability of every outcome ``(x, y, n - x - y)`` at rates ``(pp, pm, 1 - pp - pm)``."""
+    rest = max(0.0, 1.0 - pp - pm)
+    logp = logc + _sp.xlogy(x, pp) + _sp.xlogy(y, pm) + _sp.xlogy(n - x - y, rest)
+    return np.asarray(np.exp(logp))
+
+
+def ni_exact_size(margin: float = 0.05, alpha: float = 0.05, grid: int = 1001) -> None:
+    """The non-inferiority gate's size computed exactly, with no Monte Carlo error: the
+    probability that it passes when the true difference is exactly ``-margin``, summed over every
+    outcome of n pairs (multinomial), at each bench cell's rates and at its worst over the whole
+    null boundary (``pi-`` from ``margin`` to ``(1 + margin) / 2``, ``grid`` points)."""
+    z = float(_st.norm.ppf(1.0 - alpha))
+    print(
+        f"\nnon-inferiority size computed exactly (margin {margin}, alpha {alpha}, binary K=1): "
+        "at the cells' rates (p0 0.1/0.3/0.5) and the worst over the null boundary"
+    )
+    print(
+        f"{'n':>4} | {'exact test p0=.1/.3/.5':>24} {'worst':>7} | {'Tango p0=.1/.3/.5':>24} "
+        f"{'worst':>7}"
+    )
+    for n in (16, 32, 64, 400):
+        start = time.perf_counter()
+        x, y, logc = exact_paired._outcomes(n)
+        rej = exact_paired.rejects(x, y, n, -margin, alpha)
+        lo, _ = proportions.tango_bounds(x, y, np.full_like(x, float(n)), z)
+        rej_t = lo > -margin
+
+        cells_e, cells_t = [], []
+        for p0 in (0.1, 0.3, 0.5):
+            q0 = p0 - margin  # the data model: q = p + effect (1 - p) / (1 - p) with one rate
+            pr = _multinomial(x, y, logc, n, q0 * (1 - p0), p0 * (1 - q0))
+            cells_e.append(f"{pr[rej].sum():.4f}")
+            cells_t.append(f"{pr[rej_t].sum():.4f}")
+        worst_e = worst_t = 0.0
+        for pm in np.linspace(margin, (1.0 + margin) / 2.0, grid):
+            pr = _multinomial(x, y, logc, n, pm - margin, pm)
+            worst_e, worst_t = max(worst_e, pr[rej].sum()), max(worst_t, pr[rej_t].sum())
+        print(
+            f"{n:>4} | {'/'.join(cells_e):>24} {worst_e:7.4f} | {'/'.join(cells_t):>24} "
+            f"{worst_t:7.4f}  ({time.perf_counter() - start:.1f}s)"
         )
 
 
@@ -208,6 +265,7 @@ def main() -> None:
     start = time.perf_counter()
     grid(args.seed, args.sims)
     graded(args.seed, args.sims)
+    ni_exact_size()
     if args.with_old:
         run(args.seed, args.reps, args.boot_reps, args.resamples)
     print(f"\nwall {time.perf_counter() - start:.0f} s")
