@@ -271,3 +271,19 @@ def test_guard_refuses_a_recursive_step_that_grows_a_value_by_a_factor(engine: s
     for step in allowed:
         verdict = check_read_only(head + step + tail, engine)  # type: ignore[arg-type]
         assert verdict.ok, (step, verdict)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite", "postgres"])
+def test_guard_bounds_values_grown_by_replace(engine: str) -> None:
+    """replace() grows a value by its replacement's length over its search's: a constant folded
+    to 1 GB or nested growth is refused; ordinary cleaning replaces are not."""
+    refused = [
+        "SELECT length(replace(repeat('x', 16000000), 'x', repeat('x', 64)))",
+        "SELECT replace(replace(name, 'a', repeat('a', 5000)), 'a', repeat('a', 5000)) FROM t",
+        "SELECT replace(name, 'a', carrier) FROM t",
+    ]
+    for sql in refused:
+        verdict = check_read_only(sql, engine)  # type: ignore[arg-type]
+        assert not verdict.ok and "replace()" in verdict.reason, (sql, verdict)
+    ok = "SELECT replace(name, ' ', '_'), replace(name, ',', ', '), upper(name) FROM t"
+    assert check_read_only(ok, engine).ok  # type: ignore[arg-type]

@@ -13,10 +13,10 @@ The row bound does not trust filter estimates, which a rewrite can fool (`WHERE 
 is estimated at 0.5%): a table scan counts every row of the table, a series its literal length,
 a join the product of its sides; only a hash or merge join on equal plain columns of analyzed
 tables keeps the planner's join selectivity (from column statistics), applied to the unfiltered
-sides. What a plan cannot bound is refused: a value-building
-aggregate over a recursive CTE (PostgreSQL guesses its row count), and `generate_series` with
-bounds that are not literal numbers (the planner assumes 1,000 rows). A recursive step that grows
-a value by a factor is refused by the guard (`sql_value_size.growth_problem`) on every engine.
+sides. What a plan cannot bound is refused: a value-building aggregate over a recursive CTE
+(PostgreSQL guesses its row count), and `generate_series` with bounds that are not literal
+numbers (the planner assumes 1,000 rows). A recursive step that grows a value by a factor is
+refused by the guard (`sql_value_size.growth_problem`) on every engine. Decision 0105.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from workgym.verifiers.sql_value_size import built_size, function_name
+from workgym.verifiers.sql_value_size import amplification, built_size, function_name
 
 # The most bytes of values a statement may feed into value-building aggregates, as bounded
 # from its plan. The backend holds the aggregate's state and one copy of its result (about
@@ -51,9 +51,9 @@ _JOINS = ("Nested Loop", "Hash Join", "Merge Join")
 _SUBPLANS = ("InitPlan", "SubPlan")
 
 
-def _builders(tree: exp.Expression) -> list[exp.Expression]:
+def _builders(tree: exp.Expr) -> list[exp.Expr]:
     """Aggregates and ARRAY(subquery) constructors that build one value from many rows."""
-    found: list[exp.Expression] = []
+    found: list[exp.Expr] = []
     for node in tree.walk():
         aggregate = isinstance(node, _CLASSES) or (
             isinstance(node, exp.Func) and function_name(node) in VALUE_AGGREGATES
@@ -66,7 +66,7 @@ def _builders(tree: exp.Expression) -> list[exp.Expression]:
     return found
 
 
-def _row_size(node: exp.Expression, width: float) -> float:
+def _row_size(node: exp.Expr, width: float) -> float:
     """Upper bound on the bytes one row contributes through `node` (columns count `width`)."""
     if isinstance(node, exp.Subquery):
         return _row_size(node.this, width)
@@ -76,19 +76,19 @@ def _row_size(node: exp.Expression, width: float) -> float:
         return width
     if isinstance(node, exp.Literal):
         return float(len(node.this)) if node.is_string else 8.0
-    built = built_size(node)
+    if isinstance(node, exp.Replace | exp.RegexpReplace):
+        factor = amplification(node)
+        return _row_size(node.this, width) * (factor if factor is not None else width)
+    built = built_size(node) if isinstance(node, exp.Expression) else None
     if built:
         return built
     parts = sum(_row_size(c, width) for c in node.iter_expressions())
-    if isinstance(node, exp.Func) and function_name(node) in ("replace", "regexp_replace"):
-        args = list(node.iter_expressions())
-        return parts * max(1.0, _row_size(args[2], width)) if len(args) > 2 else parts
     if isinstance(node, exp.Func) and function_name(node) == "encode":
         return 2 * parts
     return parts
 
 
-def _unestimated_series(tree: exp.Expression) -> str | None:
+def _unestimated_series(tree: exp.Expr) -> str | None:
     for node in tree.find_all(exp.GenerateSeries, exp.ExplodingGenerateSeries):
         series = (
             node if isinstance(node, exp.GenerateSeries) else exp.GenerateSeries(**node.copy().args)
@@ -181,7 +181,7 @@ def _plain_equalities(join: dict[str, Any]) -> bool:
     return bool(cond) and all(_EQUALITY.match(p) for p in parts)
 
 
-def fed_bytes(con: Any, sql: str, tree: exp.Expression) -> tuple[float, list[str]]:
+def fed_bytes(con: Any, sql: str, tree: exp.Expr) -> tuple[float, list[str]]:
     """Upper bound on the bytes `sql`'s value-building aggregates would be fed, with the plan
     nodes that refuse outright (a recursive union); run on `con` without executing `sql`."""
     found = _builders(tree)
@@ -243,7 +243,7 @@ def plan_problem(con: Any, sql: str) -> str | None:
     )
 
 
-def _label(node: exp.Expression) -> str:
+def _label(node: exp.Expr) -> str:
     if isinstance(node, exp.Array):
         return "ARRAY(subquery)"
     return node.sql(dialect="postgres").split("(")[0].strip().lower()

@@ -79,7 +79,7 @@ def _text_length(node: exp.Expression | None) -> float | None:
         return _text_length(node.this)
     if isinstance(node, exp.Literal) and node.is_string:
         return float(len(node.this))
-    if isinstance(node, exp.Repeat | exp.Pad | exp.Format) or (
+    if isinstance(node, exp.Repeat | exp.Pad | exp.Format | exp.Replace | exp.RegexpReplace) or (
         isinstance(node, exp.Anonymous) and str(node.name).lower() in _NAMED
     ):
         return built_size(node)
@@ -103,9 +103,27 @@ def _format_width(fmt: exp.Expression | None) -> float | None:
     return max(widths, default=0.0) + len(text)
 
 
+def amplification(node: exp.Replace | exp.RegexpReplace) -> float | None:
+    """How many times longer replace()/regexp_replace() can make its input; None when the
+    replacement's length is only known at run time. A regex may match every character (or the
+    empty string between them) and copy the match with backreferences: 1 + 2 x its length."""
+    repl = _text_length(node.args.get("replacement"))
+    if repl is None:
+        return None
+    if isinstance(node, exp.RegexpReplace):
+        return 1.0 + 2.0 * repl
+    search = _text_length(node.expression)
+    return max(1.0, repl / max(1.0, search if search is not None else 1.0))
+
+
 def built_size(node: exp.Expression) -> float | None:
     """How large a value `node` builds from its size arguments (characters or elements); 0 for
-    nodes that are not value builders, None when the size is not known before running."""
+    nodes that are not value builders, None when the size is not known before running.
+    replace()/regexp_replace() build their input times their growth (the input counts 1 when
+    it is a column: the growth alone is then bounded, per row)."""
+    if isinstance(node, exp.Replace | exp.RegexpReplace):
+        factor, base = amplification(node), _text_length(node.this)
+        return None if factor is None else factor * (base if base is not None else 1.0)
     name = ""
     if isinstance(node, exp.Anonymous):
         name = str(node.name).lower()
@@ -173,6 +191,11 @@ def size_problem(node: exp.Expression) -> str | None:
         name = "range/generate_series"
     if isinstance(node, exp.Pad):
         name = "lpad" if node.args.get("is_left") else "rpad"
+    if size is None and isinstance(node, exp.Replace | exp.RegexpReplace):
+        return (
+            f"{name}() with a replacement whose length is only known at run time may grow a "
+            "value without bound; give it a literal replacement"
+        )
     if size is None:
         return (
             f"{name}() builds a value whose size is only known at run time; give it literal "
