@@ -36,6 +36,7 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from workgym.verifiers.duckdb_warm import ensure_warm
+from workgym.verifiers.pg_plan_bound import plan_problem
 from workgym.verifiers.pg_reader import checked_problems, refusal
 from workgym.verifiers.sql_budget import DEFAULT_MAX_BYTES, ResultBudget
 from workgym.verifiers.sql_guard import Engine, check_read_only
@@ -276,7 +277,7 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
     options = (
         f"-c default_transaction_read_only=on -c statement_timeout={ms} -c lock_timeout={ms}"
         f" -c idle_in_transaction_session_timeout={2 * ms + 1000} -c TimeZone=UTC"
-        f" -c work_mem={PG_WORK_MEM}"
+        f" -c work_mem={PG_WORK_MEM} -c max_parallel_workers_per_gather=0 -c jit=off"
     )
     try:
         con = psycopg.connect(
@@ -297,6 +298,9 @@ def _postgres(sql: str, dsn: str, timeout_s: float, max_rows: int, max_bytes: in
         names = _pg_describe(con, sql)
         if not names:
             return SqlResult(status="forbidden", error="engine refused: not a SELECT")
+        too_big = plan_problem(con, sql)
+        if too_big:
+            return SqlResult(status="forbidden", error=too_big, elapsed_s=_since(start))
         columns = _pg_stream(con, _pg_capped(sql, names, max_bytes), budget)
         if columns is None:
             return SqlResult(status="forbidden", error="engine refused: not a SELECT")

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
-from workgym.verifiers.sql_value_size import size_problem
+from workgym.verifiers.sql_value_size import growth_problem, size_problem
 
 Engine = Literal["duckdb", "sqlite", "postgres"]
 DIALECTS: dict[str, str] = {"duckdb": "duckdb", "sqlite": "sqlite", "postgres": "postgres"}
@@ -256,6 +256,10 @@ def _check_node(node: exp.Expression) -> str | None:
         too_big = size_problem(node)
         if too_big:
             return too_big
+    if isinstance(node, exp.CTE):
+        grows = growth_problem(node)
+        if grows:
+            return grows
     if isinstance(node, exp.Table):
         table = str(node.name).lower()
         if table in _FORBIDDEN_TABLES or table.startswith("pragma_"):

@@ -79,7 +79,7 @@ def _text_length(node: exp.Expression | None) -> float | None:
         return _text_length(node.this)
     if isinstance(node, exp.Literal) and node.is_string:
         return float(len(node.this))
-    if isinstance(node, exp.Repeat | exp.Pad | exp.Format) or (
+    if isinstance(node, exp.Repeat | exp.Pad | exp.Format | exp.Replace | exp.RegexpReplace) or (
         isinstance(node, exp.Anonymous) and str(node.name).lower() in _NAMED
     ):
         return built_size(node)
@@ -103,9 +103,27 @@ def _format_width(fmt: exp.Expression | None) -> float | None:
     return max(widths, default=0.0) + len(text)
 
 
+def amplification(node: exp.Replace | exp.RegexpReplace) -> float | None:
+    """How many times longer replace()/regexp_replace() can make its input; None when the
+    replacement's length is only known at run time. A regex may match every character (or the
+    empty string between them) and copy the match with backreferences: 1 + 2 x its length."""
+    repl = _text_length(node.args.get("replacement"))
+    if repl is None:
+        return None
+    if isinstance(node, exp.RegexpReplace):
+        return 1.0 + 2.0 * repl
+    search = _text_length(node.expression)
+    return max(1.0, repl / max(1.0, search if search is not None else 1.0))
+
+
 def built_size(node: exp.Expression) -> float | None:
     """How large a value `node` builds from its size arguments (characters or elements); 0 for
-    nodes that are not value builders, None when the size is not known before running."""
+    nodes that are not value builders, None when the size is not known before running.
+    replace()/regexp_replace() build their input times their growth (the input counts 1 when
+    it is a column: the growth alone is then bounded, per row)."""
+    if isinstance(node, exp.Replace | exp.RegexpReplace):
+        factor, base = amplification(node), _text_length(node.this)
+        return None if factor is None else factor * (base if base is not None else 1.0)
     name = ""
     if isinstance(node, exp.Anonymous):
         name = str(node.name).lower()
@@ -173,6 +191,11 @@ def size_problem(node: exp.Expression) -> str | None:
         name = "range/generate_series"
     if isinstance(node, exp.Pad):
         name = "lpad" if node.args.get("is_left") else "rpad"
+    if size is None and isinstance(node, exp.Replace | exp.RegexpReplace):
+        return (
+            f"{name}() with a replacement whose length is only known at run time may grow a "
+            "value without bound; give it a literal replacement"
+        )
     if size is None:
         return (
             f"{name}() builds a value whose size is only known at run time; give it literal "
@@ -184,3 +207,112 @@ def size_problem(node: exp.Expression) -> str | None:
         f"is {cap:,}{'' if cap == MAX_BUILT else ' when it is built per row'}: aggregate or "
         "filter instead of building huge values"
     )
+
+
+# A recursive CTE's step may grow a value by a bounded piece (`path || '/' || name`), never by a
+# factor (`s || s` doubles it: 2^30 bytes in 30 steps, faster than any timer): the engines
+# cannot estimate how many steps a recursion takes, so its growth is checked here.
+_AMPLIFIERS = (
+    "replace", "regexp_replace", "overlay", "encode", "repeat", "lpad", "rpad", "format",
+    "printf", "translate", "array_fill", "list_resize", "array_resize",
+)  # fmt: skip
+_NUMERIC = (
+    "length", "char_length", "character_length", "octet_length", "bit_length", "strpos",
+    "position", "array_length", "cardinality", "count", "sum", "min", "max", "avg",
+)  # fmt: skip
+
+
+def _cte_columns(cte: exp.CTE) -> list[str]:
+    alias = cte.args.get("alias")
+    named = (
+        [str(c.name).lower() for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+    )
+    if named:
+        return named
+    anchor = cte.this
+    while isinstance(anchor, exp.SetOperation):
+        anchor = anchor.this
+    return [str(e.alias_or_name).lower() for e in getattr(anchor, "selects", [])]
+
+
+def _growth(node: exp.Expression, refs: set[str], columns: set[str]) -> tuple[float, float]:
+    """(a, b) with the size of `node` at most a * S + b, where S is the size of the recursive
+    CTE's largest value in the previous step."""
+    if isinstance(node, exp.Column):
+        table = str(node.table).lower()
+        mine = table in refs if table else str(node.name).lower() in columns
+        return (1.0, 0.0) if mine else (0.0, 0.0)
+    if isinstance(node, exp.Literal):
+        return (0.0, float(len(node.this)) if node.is_string else 0.0)
+    if isinstance(node, exp.Predicate | exp.Connector | exp.Not | exp.Length | exp.Subquery):
+        return (0.0, 0.0)
+    if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod):
+        return (0.0, 0.0)  # numbers
+    name = function_name(node) if isinstance(node, exp.Func) else ""
+    if name in _NUMERIC:
+        return (0.0, 0.0)
+    if isinstance(node, exp.Case | exp.If | exp.Coalesce):
+        branches = [_growth(c, refs, columns) for c in node.iter_expressions()]
+        return max((g[0] for g in branches), default=0.0), max(
+            (g[1] for g in branches), default=0.0
+        )
+    parts = [_growth(c, refs, columns) for c in node.iter_expressions()]
+    a, b = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    built = built_size(node)
+    if isinstance(node, exp.Repeat | exp.Pad) or name in _AMPLIFIERS:
+        if a > 0 and not _shrinking_replace(node):
+            return (max(a, 2.0), b)  # amplifies the recursive value by a factor
+        return (0.0, max(b, built or 0.0)) if a == 0 else (a, b)
+    return (a, b)
+
+
+def _shrinking_replace(node: exp.Expression) -> bool:
+    """replace(s, 'search', 'repl') with literal strings no longer than the search: no growth."""
+    if not isinstance(node, exp.Func) or function_name(node) != "replace":
+        return False
+    found = list(node.iter_expressions())
+    if len(found) != 3 or not all(isinstance(a, exp.Literal) and a.is_string for a in found[1:]):
+        return False
+    return len(str(found[2].this)) <= len(str(found[1].this))
+
+
+def growth_problem(cte: exp.CTE) -> str | None:
+    """A one-line refusal when a recursive CTE's step grows a value by a factor or by more than
+    `MAX_BUILT_PER_ROW` characters; None for other CTEs.
+
+    Only columns that themselves grow count: `s || '/' || i` with `i` a counter (`i + 1`) or a
+    key copied from a table each step appends a bounded piece to `s`."""
+    with_ = cte.parent
+    if not isinstance(with_, exp.With) or not with_.args.get("recursive"):
+        return None
+    name = str(cte.alias_or_name).lower()
+    columns = _cte_columns(cte)
+    for select in cte.this.find_all(exp.Select):
+        refs = {
+            str(t.alias_or_name).lower()
+            for t in select.find_all(exp.Table)
+            if str(t.name).lower() == name and t.find_ancestor(exp.Select) is select
+        }
+        if not refs:
+            continue
+        steps = list(zip(columns, select.selects, strict=False))
+        growing = set(columns)
+        while True:  # drop columns whose step does not use a growing column, until stable
+            still = {col for col, e in steps if _growth(e, refs, growing)[0] >= 1}
+            if still == growing:
+                break
+            growing = still
+        for _, expression in steps:
+            a, b = _growth(expression, refs, growing)
+            if a > 1:
+                return (
+                    f"the recursive CTE {name} grows a value by a factor each step "
+                    f"({expression.sql()[:60]}); a step may only append a bounded piece, "
+                    "e.g. path || '/' || name"
+                )
+            if a >= 1 and b > MAX_BUILT_PER_ROW:
+                return (
+                    f"the recursive CTE {name} appends about {b:,.0f} characters per step; the "
+                    f"limit is {MAX_BUILT_PER_ROW:,}: append a shorter piece"
+                )
+    return None
