@@ -143,7 +143,8 @@ def _string_edges(source: str, tree: ast.AST) -> Iterator[Edge]:
     """Imports written as strings: the literal handed to `import_module(...)` (or `__import__`),
     and every string constant that is exactly a module of workgym, with or without `:attr` (what
     the `module:attr` resolvers take: `SAVED_ONLY`, finishers). Prose that mentions a module is
-    never the whole string, and names that are no module (entry-point groups) are left out."""
+    never the whole string; a dotted name that is no module (an entry-point group) is left out,
+    while a `module:attr` whose module does not exist fails as a broken reference."""
     handed: set[int] = set()  # the literals already taken as `import_module` arguments
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -161,9 +162,11 @@ def _string_edges(source: str, tree: ast.AST) -> Iterator[Edge]:
             continue
         if isinstance(node.value, str) and _MODULE_STRING.fullmatch(node.value):
             module, _, attr = node.value.partition(":")
-            if module in MODULES:
-                names = (attr.split(".")[0],) if attr else ()
-                yield Edge(source, module, names, node.lineno, node.value)
+            if attr:  # `module:attr` is a reference for a resolver: its module must exist
+                names = (attr.split(".")[0],)
+                yield Edge(source, _existing(module), names, node.lineno, node.value)
+            elif module in MODULES:
+                yield Edge(source, module, (), node.lineno, node.value)
 
 
 def _parse(path: Path) -> ast.AST:
