@@ -51,7 +51,7 @@ from workgym.envs.warehouse.generate.splits import (
 from workgym.envs.warehouse.generate.staging import Staging
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec
 from workgym.envs.warehouse.runtime.env import CONFIG_FILE, WarehouseConfig, WarehouseEnv
-from workgym.envs.warehouse.runtime.family_plug import WarehouseFamily, family
+from workgym.envs.warehouse.runtime.family_plug import FAMILIES, WarehouseFamily, family
 from workgym.envs.warehouse.runtime.lint import Linter, LintReport, answer_leak, lint_tasks
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
@@ -213,6 +213,9 @@ def _generate_into(out: Path, options: GenerateOptions, progress: bool) -> Gener
             pool.shutdown(wait=True)
         timings["suites"] = time.perf_counter() - t0
         (investigations, inv_info), timings["investigations"] = planting.result()
+        stale = FAMILIES.stale_install() if options.investigations and investigate is None else ""
+        if stale:  # asked for, but an install older than pyproject.toml hides the family
+            inv_info["warning"] = f"F9: no investigations: {stale}"
         if inv_info.get("warning"):
             skipped.append(str(inv_info["warning"]))
     tasks += investigations
