@@ -2,14 +2,18 @@
 
 Every import counts, wherever it sits (module level, inside a function, under `TYPE_CHECKING`):
 a type-only edge still couples the two modules, and a cycle of them is what once forced
-weakened types such as `verify(task, episode: Any)`. The layer order is the one in
-docs/decisions/0022-layers-enforced-by-a-test.md; the test reads the source with `ast` and
-imports nothing, so it is fast and sees imports that never run.
+weakened types such as `verify(task, episode: Any)`. So does a string that names a module of
+workgym (`importlib.import_module("workgym....")`, or a `"module:attr"` handed to a resolver):
+it is an import the `import` statements do not show. The layer order is the one in
+docs/decisions/0022-layers-enforced-by-a-test.md; inside `envs/warehouse/` the pipeline stages
+are ranked the same way (docs/architecture.md). The test reads the source with `ast` and imports
+nothing, so it is fast and sees imports that never run.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,13 +47,28 @@ SIBLING_EDGES = {("run", "stats"), ("testing", "stats")}
 # `stats` is a leaf: it imports nothing of workgym but itself.
 LEAVES = {"stats"}
 
+# The warehouse wing's stages, lowest first (docs/architecture.md): a stage may import its own
+# folder and the stages below it. `runtime` sits below `generate` because the generator writes
+# and checks the directory `WarehouseEnv` loads; `investigate` (F9) sits on top because it
+# phrases with the generator's lexicon and plays episodes through the runtime's tools, and
+# `generate` and `runtime` reach it only through the registry (`runtime/family_plug.py`).
+WAREHOUSE = "workgym.envs.warehouse"
+WAREHOUSE_STAGES: dict[str, int] = {
+    "source": 0,
+    "schema": 1,
+    "runtime": 2,
+    "generate": 3,
+    "investigate": 4,
+}
+
 
 @dataclass(frozen=True)
 class Edge:
     source: str  # importing module, dotted
     target: str  # imported module, dotted (a module of workgym)
-    names: tuple[str, ...]  # names taken with `from target import ...`
+    names: tuple[str, ...]  # names taken with `from target import ...` (or a string's `:attr`)
     line: int
+    text: str = ""  # for an import written as a string: the string
 
     def where(self) -> str:
         return f"{MODULES[self.source].relative_to(ROOT.parents[1])}:{self.line}"
@@ -115,6 +134,54 @@ def _existing(name: str) -> str:
 
 EDGES = [edge for name, path in MODULES.items() for edge in _edges(name, path)]
 
+# `workgym.a.b` or `workgym.a.b:attr.sub`, the whole string: a module named for an import.
+_MODULE_STRING = re.compile(r"workgym(?:\.\w+)+(?::[\w.]+)?")
+_IMPORT_CALLS = {"import_module", "__import__"}
+
+
+def _string_edges(source: str, tree: ast.AST) -> Iterator[Edge]:
+    """Imports written as strings: the literal handed to `import_module(...)` (or `__import__`),
+    and every string constant that is exactly a module of workgym, with or without `:attr` (what
+    the `module:attr` resolvers take: `SAVED_ONLY`, finishers). Prose that mentions a module is
+    never the whole string; a dotted name that is no module (an entry-point group) is left out,
+    while a `module:attr` whose module does not exist fails as a broken reference."""
+    handed: set[int] = set()  # the literals already taken as `import_module` arguments
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = node.args[0] if node.args else None
+        if name in _IMPORT_CALLS and isinstance(first, ast.Constant):
+            handed.add(id(first))
+            text = str(first.value)
+            if text.split(".")[0] == "workgym":
+                yield Edge(source, _existing(text.split(":")[0]), (), node.lineno, text)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in handed:
+            continue
+        if isinstance(node.value, str) and _MODULE_STRING.fullmatch(node.value):
+            module, _, attr = node.value.partition(":")
+            if attr:  # `module:attr` is a reference for a resolver: its module must exist
+                names = (attr.split(".")[0],)
+                yield Edge(source, _existing(module), names, node.lineno, node.value)
+            elif module in MODULES:
+                yield Edge(source, module, (), node.lineno, node.value)
+
+
+def _parse(path: Path) -> ast.AST:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+STRING_EDGES = [e for name, path in MODULES.items() for e in _string_edges(name, _parse(path))]
+# String imports that break the rule today and are owned elsewhere (issue 32): the core names the
+# warehouse's class (`SAVED_ONLY`) and `run` names the guards' default finisher. Each goes once
+# its entry-point group lands; an entry here must go then (the test below says so).
+KNOWN_STRING_IMPORTS = {
+    ("workgym.core.loading", "workgym.envs.warehouse.runtime.env:WarehouseEnv"),  # removed by reg32
+    ("workgym.run.finish", "workgym.guards.audit:record_audit"),  # removed by reg32
+}
+
 
 def _package(module: str) -> str:
     """`workgym.run.runner` -> `run`; the face (`workgym`, `workgym.__main__`) -> ''."""
@@ -131,10 +198,29 @@ def _rank(module: str) -> int:
     return LAYERS[package]
 
 
+def _stage(module: str) -> str | None:
+    """`workgym.envs.warehouse.runtime.env` -> `runtime`; None outside the warehouse's stages."""
+    if not module.startswith(WAREHOUSE + "."):
+        return None
+    return module.split(".")[3]
+
+
+def _stage_violation(edge: Edge) -> str | None:
+    source, target = _stage(edge.source), _stage(edge.target)
+    if source is None or target is None or source == target:
+        return None
+    for stage in (source, target):
+        if stage not in WAREHOUSE_STAGES:
+            return f"warehouse stage {stage!r} has no rank; add it to WAREHOUSE_STAGES"
+    if WAREHOUSE_STAGES[target] < WAREHOUSE_STAGES[source]:
+        return None
+    return f"warehouse stage {source} imports the higher stage {target}"
+
+
 def _layer_violation(edge: Edge) -> str | None:
     source, target = _package(edge.source), _package(edge.target)
     if source == target:
-        return None
+        return _stage_violation(edge)
     if source in LEAVES:
         return f"{source} is a leaf and imports nothing of workgym"
     rank_source, rank_target = _rank(edge.source), _rank(edge.target)
@@ -165,7 +251,10 @@ def test_every_module_has_a_layer() -> None:
 
 
 def _report(problems: list[tuple[Edge, str]]) -> str:
-    lines = [f"  {edge.where()}: {edge.source} -> {edge.target}: {why}" for edge, why in problems]
+    lines = [
+        f"  {edge.where()}: {edge.source} -> {edge.text or edge.target}: {why}"
+        for edge, why in problems
+    ]
     return f"{len(problems)} violation(s):\n" + "\n".join(sorted(lines))
 
 
@@ -175,8 +264,81 @@ def test_layers_import_only_downwards() -> None:
 
 
 def test_no_private_names_across_packages() -> None:
-    problems = [(e, why) for e in EDGES if (why := _private_violation(e))]
+    problems = [(e, why) for e in [*EDGES, *STRING_EDGES] if (why := _private_violation(e))]
     assert not problems, _report(problems)
+
+
+def _string_problems(edges: list[Edge]) -> list[tuple[Edge, str]]:
+    return [
+        (e, f"a string import: {why}")
+        for e in edges
+        if (e.source, e.text) not in KNOWN_STRING_IMPORTS and (why := _layer_violation(e))
+    ]
+
+
+def test_string_imports_only_downwards() -> None:
+    """`import_module("...")` and `"module:attr"` strings obey the layers and the warehouse's
+    stages like `import` statements do; a plug point upward is an entry point (the registry)."""
+    problems = _string_problems(STRING_EDGES)
+    assert not problems, _report(problems)
+
+
+def test_known_string_imports_are_still_there() -> None:
+    found = {(e.source, e.text) for e in STRING_EDGES}
+    gone = sorted(KNOWN_STRING_IMPORTS - found)
+    assert not gone, f"these string imports are gone; remove them from KNOWN_STRING_IMPORTS: {gone}"
+
+
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        ("workgym.run.runner", 'importlib.import_module("workgym.guards.audit")'),
+        ("workgym.run.runner", 'import_module("workgym.envs.toy.env")'),
+        ("workgym.core.loading", 'KNOWN = {"workgym.envs.toy.env:ToyShop"}'),
+        (f"{WAREHOUSE}.runtime.env", f'importlib.import_module("{WAREHOUSE}.investigate.family")'),
+        (f"{WAREHOUSE}.generate.pipeline", f'REF = "{WAREHOUSE}.investigate.family:F9"'),
+    ],
+)
+def test_a_planted_string_import_of_a_higher_layer_fails(source: str, code: str) -> None:
+    """The same checker, on a module source planted for the test, refuses the upward string."""
+    planted = list(_string_edges(source, ast.parse(f"import importlib\n{code}\n")))
+    assert len(planted) == 1, planted
+    problems = _string_problems(planted)
+    assert len(problems) == 1 and "a string import" in problems[0][1], problems
+
+
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        ("workgym.apps.cli.main", 'importlib.import_module("workgym.run.runner")'),
+        (f"{WAREHOUSE}.investigate.build", f'REF = "{WAREHOUSE}.runtime.env:WarehouseEnv"'),
+        ("workgym.run.runner", 'LOG = "see workgym.guards.audit for the audit"'),  # prose
+    ],
+)
+def test_a_planted_string_import_downwards_passes(source: str, code: str) -> None:
+    planted = list(_string_edges(source, ast.parse(f"import importlib\n{code}\n")))
+    assert not _string_problems(planted)
+    assert len(planted) == (0 if "see " in code else 1)
+
+
+def test_every_warehouse_stage_has_a_rank() -> None:
+    stages = {s for m in MODULES if (s := _stage(m)) is not None}
+    assert stages == set(WAREHOUSE_STAGES), f"stages: {sorted(stages)}; ranks: {WAREHOUSE_STAGES}"
+
+
+def _stage_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {s: set() for s in WAREHOUSE_STAGES}
+    for edge in [*EDGES, *STRING_EDGES]:
+        source, target = _stage(edge.source), _stage(edge.target)
+        if source is not None and target is not None and source != target:
+            graph[source].add(target)
+    return graph
+
+
+def test_warehouse_stages_form_no_cycle_type_only_and_string_imports_included() -> None:
+    """At folder level too: no two stages import each other, however indirectly."""
+    cycles = _cycles(_stage_graph())
+    assert not cycles, f"warehouse stages in a cycle: {cycles}"
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -227,7 +389,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in MODULES}
-    for edge in EDGES:
+    strings = [e for e in STRING_EDGES if (e.source, e.text) not in KNOWN_STRING_IMPORTS]
+    for edge in [*EDGES, *strings]:
         if edge.target != edge.source:
             graph[edge.source].add(edge.target)
     return graph
@@ -262,6 +425,11 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
         ("workgym.run.runner", "workgym.testing.scripted", ("ScriptedModel",), True),
         ("workgym.stats.tests", "workgym.core.errors", ("ConfigError",), True),
         ("workgym.apps.cli.main", "workgym.run.runner", ("eval_async",), False),
+        (f"{WAREHOUSE}.runtime.tools", f"{WAREHOUSE}.generate.splits", ("unit_key",), True),
+        (f"{WAREHOUSE}.runtime.env", f"{WAREHOUSE}.investigate.surface", (), True),
+        (f"{WAREHOUSE}.generate.pipeline", f"{WAREHOUSE}.runtime.env", ("WarehouseEnv",), False),
+        (f"{WAREHOUSE}.investigate.frame", f"{WAREHOUSE}.generate.phrasing", ("Lexicon",), False),
+        (f"{WAREHOUSE}.schema.card", f"{WAREHOUSE}.source.snapshot", (), False),
     ],
 )
 def test_the_layer_rule_itself(source: str, target: str, names: tuple[str, ...], bad: bool) -> None:

@@ -12,7 +12,7 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
     submit,
 )
 
-from workgym.envs.warehouse.investigate.answer import EvidenceQuery
+from workgym.envs.warehouse.runtime.conclusion_answer import EvidenceQuery
 from workgym.envs.warehouse.investigate.evidence import (
     BUDGET_S,
     check_evidence,

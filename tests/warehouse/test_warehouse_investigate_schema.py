@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.conclusion import names_several, parse_time
 from workgym.envs.warehouse.investigate.evidence import normalise_sql, reproduces
 from workgym.envs.warehouse.investigate.frame import Frame, Join

@@ -14,7 +14,7 @@ from workgym.apps.cli.main import app
 from workgym.core.errors import ConfigError
 from workgym.core.tasks import TaskSet
 from workgym.envs.warehouse.generate.families.task_choice import ANSWER_SHARE
-from workgym.envs.warehouse.generate.lint import Linter, lint_tasks
+from workgym.envs.warehouse.runtime.lint import Linter, lint_tasks
 from workgym.envs.warehouse.generate.phrasing import words_for
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, default_id, generate
 from workgym.envs.warehouse.runtime.env import WarehouseEnv

@@ -2,16 +2,16 @@
 
 Steps: snapshot the source read-only (`snapshot`), profile it into a schema card (`profile`),
 let every family propose drafts from the card and keep those whose reference SQL proves them
-(`families.validate`), phrase them (`phrasing`), add investigations when the F9 module is
-installed, build the fuzzed SQL test suites, assign splits with leakage checks (`splits`), and
-write the directory that `WarehouseEnv` loads. Everything skipped (tables without rows,
-unsupported columns, families the warehouse is too small for, drafts that failed a rule) is
-counted in generation_report.json and printed, so a user can see what the warehouse gave.
+(`families.validate`), phrase them (`phrasing`), add investigations when the F9 family is
+declared (it sits above this stage and is found through the registry: `runtime.family_plug`),
+build the fuzzed SQL test suites, assign splits with leakage checks (`splits`), and write the
+directory that `WarehouseEnv` loads. Everything skipped (tables without rows, unsupported
+columns, families the warehouse is too small for, drafts that failed a rule) is counted in
+generation_report.json and printed, so a user can see what the warehouse gave.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 import re
 import shutil
@@ -33,7 +33,6 @@ from workgym.envs.warehouse.generate.awkward import census
 from workgym.envs.warehouse.generate.families import NAMES, Context
 from workgym.envs.warehouse.generate.families.task_choice import FamilyReport, select_tasks
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner
-from workgym.envs.warehouse.generate.lint import Linter, LintReport, lint_tasks
 from workgym.envs.warehouse.generate.phrasing import (
     Lexicon,
     answer_instruction,
@@ -43,7 +42,6 @@ from workgym.envs.warehouse.generate.phrasing import (
     template_count,
 )
 from workgym.envs.warehouse.generate.splits import (
-    answer_leak,
     leakage_checks,
     plan_splits,
     probe_files,
@@ -53,6 +51,8 @@ from workgym.envs.warehouse.generate.splits import (
 from workgym.envs.warehouse.generate.staging import Staging
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec
 from workgym.envs.warehouse.runtime.env import CONFIG_FILE, WarehouseConfig, WarehouseEnv
+from workgym.envs.warehouse.runtime.family_plug import FAMILIES, WarehouseFamily, family
+from workgym.envs.warehouse.runtime.lint import Linter, LintReport, answer_leak, lint_tasks
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
 from workgym.envs.warehouse.source.contract import SourceError
@@ -62,6 +62,8 @@ from workgym.verifiers.sql_exec import hold_open
 GENERATOR_VERSION = "1"
 DEFAULT_TASKS = 400
 INVESTIGATION_SHARE = 0.1
+# The investigation family's name in the registry's group `workgym.warehouse_families`.
+INVESTIGATIONS = "F9"
 SUITE_WORKERS = 2  # beside the investigations thread; more only adds contention on 2 cores
 REPORT_FILE = "generation_report.json"
 T = TypeVar("T")
@@ -174,7 +176,7 @@ def _generate_into(out: Path, options: GenerateOptions, progress: bool) -> Gener
         timings["profile"] = time.perf_counter() - t0
         for stale in ("fuzz",):
             shutil.rmtree(out / stale, ignore_errors=True)
-        investigate = _investigate_module() if options.investigations else None
+        investigate = family(INVESTIGATIONS) if options.investigations else None
         n9 = round(options.tasks * INVESTIGATION_SHARE) if investigate is not None else 0
         # Investigations need only the card and the snapshot: they plant on a second thread
         # while the families are drawn and the SQL suites built. Both sides spend most of their
@@ -211,6 +213,9 @@ def _generate_into(out: Path, options: GenerateOptions, progress: bool) -> Gener
             pool.shutdown(wait=True)
         timings["suites"] = time.perf_counter() - t0
         (investigations, inv_info), timings["investigations"] = planting.result()
+        stale = FAMILIES.stale_install() if options.investigations and investigate is None else ""
+        if stale:  # asked for, but an install older than pyproject.toml hides the family
+            inv_info["warning"] = f"F9: no investigations: {stale}"
         if inv_info.get("warning"):
             skipped.append(str(inv_info["warning"]))
     tasks += investigations
@@ -283,15 +288,6 @@ def _json(value: Any) -> str:
 def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
     t0 = time.perf_counter()
     return fn(*args), time.perf_counter() - t0
-
-
-def _investigate_module() -> Any:
-    """The F9 module when it is installed and offers `build_investigation_tasks`, else None."""
-    try:
-        module = importlib.import_module("workgym.envs.warehouse.investigate.build")
-    except ImportError:
-        return None
-    return module if hasattr(module, "build_investigations") else None
 
 
 def _phrase(chosen: list[Checked], rng: random.Random) -> list[Task]:
@@ -409,16 +405,16 @@ def _suites(
 
 
 def _investigations(
-    module: Any, out: Path, card: SchemaCard, rng: random.Random, n: int
+    f9: WarehouseFamily | None, out: Path, card: SchemaCard, rng: random.Random, n: int
 ) -> tuple[list[Task], dict[str, Any]]:
-    """F9 from `workgym.envs.warehouse.investigate`, when that module is installed."""
-    if module is None:
+    """F9, when an installed distribution declares it (`family_plug`, entry point `F9`)."""
+    if f9 is None:
         return [], {
-            "status": "off, or workgym.envs.warehouse.investigate.build_investigation_tasks "
-            "not found",
+            "status": f"off, or no warehouse task family {INVESTIGATIONS} declared in "
+            "the entry-point group workgym.warehouse_families",
             "tasks": 0,
         }
-    built = module.build_investigations(out / SNAPSHOT_FILE, card, rng, n)
+    built = f9.build(out / SNAPSHOT_FILE, card, rng, n)
     tasks = []
     for t in built.tasks:
         meta = dict(t.meta)

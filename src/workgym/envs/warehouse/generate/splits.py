@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from workgym.core.tasks import Split, SplitSpec, Task
+from workgym.envs.warehouse.runtime.lint import answer_leak
 
 DEV_SHARE = 0.25  # of the units that are not held out
 HELD_OUT_TEMPLATE_SHARE = 0.25
@@ -128,37 +128,6 @@ def _test_reason(t: Task, templates: set[str], tables: set[str], causes: set[str
     if t.meta.get("cause_type") in causes:
         return f"held-out cause type {t.meta['cause_type']}"
     return ""
-
-
-_TOKEN = re.compile(r"[A-Za-z0-9_.\-/]+")
-
-
-def answer_leak(task: Task) -> str | None:
-    """The answer, if the question text gives it away (None when it does not)."""
-    text = task.prompt if isinstance(task.prompt, str) else " ".join(m.content for m in task.prompt)
-    answer = task.answer if isinstance(task.answer, dict) else {}
-    kind = answer.get("kind")
-    tokens = set(_TOKEN.findall(text))
-    tokens |= {t.rstrip(".,;:?") for t in tokens}
-    if kind in ("integer", "number"):
-        value = answer["value"]
-        shown = str(value) if kind == "integer" else f"{value:g}"
-        return shown if shown in tokens else None
-    if kind in ("keys", "top_k"):
-        quoted = set(re.findall(r"'([^']*)'", text))
-        declared = set(task.meta.get("declared_values", []))  # group labels the question defines
-        for v in answer["values"]:
-            if v in declared:
-                continue
-            if v in quoted or (len(v) >= 3 and v in tokens):
-                return str(v)
-        return None
-    if kind == "column":
-        value = str(answer["value"])
-        column = value.split(".", 1)[-1]
-        if value.lower() in text.lower() or ("_" in column and column in tokens):
-            return value
-    return None
 
 
 def leakage_checks(

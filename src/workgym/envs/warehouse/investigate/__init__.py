@@ -6,6 +6,9 @@ conclusion by slice IoU with evidence re-run; `oracle.oracle_turns` solves a tas
 real tools (for `workgym check`); `workgym investigate` runs a trained policy on the real,
 unplanted data (`findings`).
 
-This package itself imports nothing: the warehouse answer schema imports `investigate.answer`,
-and loading the whole package at that point would import the generator back.
+This is the top stage of the warehouse wing (source < schema < runtime < generate < investigate):
+it may use every stage below, and none of them imports it. `generate` and `WarehouseEnv` reach it
+through the registry, as the task family `F9` (`family`, declared in the entry-point group
+`workgym.warehouse_families`); the conclusion schema itself (`runtime.conclusion_answer`) sits in
+the runtime, beside the other answer kinds the submit tool accepts.
 """

@@ -21,11 +21,6 @@ from pathlib import Path
 
 from workgym.core.tasks import Task
 from workgym.envs.warehouse.generate.splits import unit_key
-from workgym.envs.warehouse.investigate.answer import (
-    ConclusionAnswer,
-    EvidenceQuery,
-    PredicateTerm,
-)
 from workgym.envs.warehouse.investigate.frame import (
     Frame,
     Metric,
@@ -52,6 +47,11 @@ from workgym.envs.warehouse.investigate.plant import (
 from workgym.envs.warehouse.investigate.prompts import TEMPLATES, clock_of, render
 from workgym.envs.warehouse.investigate.search import BuildReport, Finder, Found, plan, search
 from workgym.envs.warehouse.investigate.slices import predicate_sql
+from workgym.envs.warehouse.runtime.conclusion_answer import (
+    ConclusionAnswer,
+    EvidenceQuery,
+    PredicateTerm,
+)
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.source.duck import connect
 from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE

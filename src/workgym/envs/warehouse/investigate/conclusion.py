@@ -31,7 +31,6 @@ from typing import Any
 from workgym.core.episode import Episode
 from workgym.core.tasks import Task
 from workgym.core.verdict import Status, Verdict
-from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.evidence import (
     check_evidence,
     evidence_flags,
@@ -41,6 +40,7 @@ from workgym.envs.warehouse.investigate.frame import between
 from workgym.envs.warehouse.investigate.manifest import Manifest
 from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.source.duck import qi
 from workgym.verifiers.sql_exec import execute_sql
 

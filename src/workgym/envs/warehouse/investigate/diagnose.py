@@ -32,9 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workgym.envs.warehouse.investigate.answer import PredicateTerm
 from workgym.envs.warehouse.investigate.frame import Frame, Metric, ts
 from workgym.envs.warehouse.investigate.slices import predicate_sql
+from workgym.envs.warehouse.runtime.conclusion_answer import PredicateTerm
 from workgym.envs.warehouse.source.duck import qi
 
 ORPHAN_RISE = 0.05  # share of the slice's window rows whose key matches nothing, over baseline

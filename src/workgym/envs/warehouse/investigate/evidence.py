@@ -29,7 +29,7 @@ import sqlglot
 from pydantic import BaseModel
 from sqlglot.errors import SqlglotError
 
-from workgym.envs.warehouse.investigate.answer import EvidenceQuery
+from workgym.envs.warehouse.runtime.conclusion_answer import EvidenceQuery
 from workgym.verifiers.sql_exec import SqlResult, execute_sql
 
 FLAG_UNOBSERVED = "evidence_unobserved"

@@ -27,7 +27,6 @@ from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.core.verdict import Verdict
 from workgym.envs.warehouse.investigate.alerts import Alert, pick_alerts
-from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.evidence import (
     check_evidence,
     observed_queries,
@@ -42,6 +41,7 @@ from workgym.envs.warehouse.investigate.findings_report import (
 from workgym.envs.warehouse.investigate.frame import between, ts
 from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
 from workgym.envs.warehouse.source.duck import connect

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workgym.envs.warehouse.investigate.answer import Direction, PredicateTerm
 from workgym.envs.warehouse.investigate.frame import Frame, Metric
 from workgym.envs.warehouse.investigate.slices import Explained
+from workgym.envs.warehouse.runtime.conclusion_answer import Direction, PredicateTerm
 
 MANIFEST_VERSION = 1
 

@@ -22,10 +22,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workgym.envs.warehouse.investigate.answer import PredicateTerm as Term
 from workgym.envs.warehouse.investigate.frame import Frame, between
 from workgym.envs.warehouse.investigate.slices import predicate_sql
 from workgym.envs.warehouse.investigate.vocab import CauseType
+from workgym.envs.warehouse.runtime.conclusion_answer import PredicateTerm as Term
 from workgym.envs.warehouse.source.duck import qi
 
 BugKind = Literal["null", "zero", "unit", "sign"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task
-from workgym.envs.warehouse.investigate.answer import ConclusionAnswer, parse_conclusion
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 
 RUN_SQL = "run_sql"
 SUBMIT = "submit_answer"

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.envs.warehouse.investigate.answer import PredicateTerm as Term
 from workgym.envs.warehouse.investigate.frame import Frame, Metric, ts
+from workgym.envs.warehouse.runtime.conclusion_answer import PredicateTerm as Term
 from workgym.envs.warehouse.source.duck import qi, ql
 
 MAX_PAIR_DIMS = 6

@@ -14,9 +14,9 @@ from typing import Any
 
 from workgym.core.messages import Message
 from workgym.core.tasks import Task
-from workgym.envs.warehouse.investigate.answer import ConclusionAnswer
 from workgym.envs.warehouse.investigate.oracle import conclusion_turns
 from workgym.envs.warehouse.investigate.vocab import ALIASES
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer
 
 CAUSE_FIELDS = ("cause_type", "predicate", "window", "direction", "magnitude", "evidence")
 

@@ -16,13 +16,14 @@ they can be attacked (GUARDS.md) and explained:
 - abstain: the task is unanswerable from the warehouse; the reason code must match.
 - sql: a query whose result is compared with the gold query's on the real snapshot and on the
   fuzzed test suite (`workgym.verifiers.sql.verify_sql`, see VERIFIERS.md).
-- conclusion: an investigation conclusion (F9), verified by
-  `investigate.conclusion.verify_conclusion`.
+- conclusion: an investigation conclusion (F9); its schema is `conclusion_answer`, its verifier
+  the F9 family's (`investigate.conclusion.verify_conclusion`, reached through `family_plug`).
 """
 
 from __future__ import annotations
 
 import math
+from datetime import date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
@@ -30,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, Valid
 
 from workgym.core.verdict import Status, Verdict
 
-# The conclusion schema lives with its verifier: one schema for the tool and the verifier.
-from workgym.envs.warehouse.investigate.answer import ConclusionAnswer
+# The conclusion schema sits in this stage, below its verifier (F9, in `investigate`): one schema
+# for the tool and the verifier, and the tool never imports the stage above.
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer
 
 AnswerKind = Literal["integer", "number", "keys", "top_k", "column", "abstain", "sql", "conclusion"]
 AbstainReason = Literal["missing_data", "out_of_range"]
@@ -161,6 +163,23 @@ def round_half_up(x: float, places: int) -> Decimal | None:
         return Decimal(repr(x)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
     except InvalidOperation:
         return None
+
+
+def plain(value: Any) -> Any:
+    """A JSON-safe, comparable form of one result value."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, float):
+        return None if math.isnan(value) else float(f"{value:.12g}")
+    if isinstance(value, datetime | date | time):
+        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
 
 
 def numbers_equal(got: float, gold: float, decimals: int | None) -> bool:

@@ -9,9 +9,8 @@ settings, suites), so an edited snapshot or card is refused rather than silently
 
 Verification dispatches on the task's declared answer kind: typed answers per their declared
 semantics (`answers.verify_typed`), SQL answers through `verify_sql` on the snapshot plus the
-task's fuzzed copies, and investigation conclusions (F9) to
-`workgym.envs.warehouse.investigate.conclusion.verify_conclusion(task=..., episode=...,
-env_dir=...)`.
+task's fuzzed copies, and any other kind (F9's investigation conclusions) to the task family
+that declares it, found through the registry (`family_plug`): F9 sits above this stage.
 An investigation task may name its own database (a planted copy) in `meta["database"]`, relative
 to the directory; run_sql and describe_table then read that copy.
 """
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import shutil
 from contextlib import AbstractContextManager
@@ -37,6 +35,9 @@ from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task, canonical_json
 from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec, verify_typed
+from workgym.envs.warehouse.runtime.conclusion_answer import parse_conclusion
+from workgym.envs.warehouse.runtime.family_plug import family_of_kind
+from workgym.envs.warehouse.runtime.lint import MAX_SHARE, lint_tasks
 from workgym.envs.warehouse.runtime.tools import (
     QUERY_BUDGET,
     RUN_SQL_TIMEOUT_S,
@@ -210,15 +211,7 @@ class WarehouseEnv(Environment):
         return verdict
 
     def _verify_conclusion(self, task: Task, episode: Episode) -> Verdict:
-        try:
-            module = importlib.import_module("workgym.envs.warehouse.investigate.conclusion")
-        except ImportError as exc:
-            raise ValueError(
-                f"task {task.id} is an investigation but its verifier "
-                f"(workgym.envs.warehouse.investigate.conclusion) cannot be imported ({exc})"
-            ) from exc
-        verdict: Verdict = module.verify_conclusion(task=task, episode=episode, env_dir=self.dir)
-        return verdict
+        return family_of_kind("conclusion").verify(task, episode, self.dir)
 
     def warm(self) -> AbstractContextManager[None]:
         """Each database file queried stays loaded until the batch ends (duckdb_warm)."""
@@ -231,9 +224,7 @@ class WarehouseEnv(Environment):
     # -- self-checks and guards ---------------------------------------------------------------
 
     def quality_check(self) -> QualityCheck:
-        """The task-quality lint (`generate.lint`): fails when a rule fires on more than 2%."""
-        from workgym.envs.warehouse.generate.lint import MAX_SHARE, lint_tasks
-
+        """The task-quality lint (`lint`): fails when a rule fires on more than 2%."""
         report = lint_tasks(self.taskset, self.card)
         bad = report.failing
         return QualityCheck(
@@ -246,11 +237,8 @@ class WarehouseEnv(Environment):
     def oracle(self, task: Task) -> list[Message]:
         """Submit the gold answer in the form the task asks for."""
         if self.answer_kind(task) == "conclusion":
-            # An investigation counts only with evidence run in the episode: run it, then submit.
-            from workgym.envs.warehouse.investigate.oracle import oracle_turns
-
-            turns: list[Message] = oracle_turns(task)
-            return turns
+            # An investigation counts only with evidence run in the episode: its family runs it.
+            return family_of_kind("conclusion").oracle(task)
         args = json.dumps({"answer": task.answer}, default=str)
         call = ToolCall(id="oracle_0", name="submit_answer", arguments=args)
         return [Message(role="assistant", tool_calls=[call])]
@@ -265,8 +253,6 @@ class WarehouseEnv(Environment):
             return task.answer["value"].split(".")
         if kind != "conclusion":
             return task.answer
-        from workgym.envs.warehouse.investigate.answer import parse_conclusion
-
         return parse_conclusion(task.answer).scored()
 
     def wrong_answer(self, task: Task) -> Any:
@@ -310,14 +296,10 @@ class WarehouseEnv(Environment):
     # -- investigations (F9): the guards' ConclusionAnswers surface -----------------------------
 
     def cause_vocabulary(self) -> dict[str, list[str]]:
-        from workgym.envs.warehouse.investigate import surface
-
-        return surface.cause_vocabulary()
+        return family_of_kind("conclusion").cause_vocabulary()
 
     def planted_causes(self, task: Task) -> list[dict[str, Any]]:
-        from workgym.envs.warehouse.investigate import surface
-
-        return surface.planted_causes(task)
+        return family_of_kind("conclusion").planted_causes(task)
 
     def symptom_components(self, task: Task) -> list[str]:
         return []
@@ -325,9 +307,8 @@ class WarehouseEnv(Environment):
     def submit_causes(
         self, task: Task, causes: Any, *, observe: bool = True, text: str = ""
     ) -> list[Message]:
-        from workgym.envs.warehouse.investigate import surface
-
-        return surface.submit_causes(task, causes, observe=observe, text=text)
+        family = family_of_kind("conclusion")
+        return family.submit_causes(task, causes, observe=observe, text=text)
 
     # -- identity and saving ------------------------------------------------------------------
 
@@ -337,11 +318,7 @@ class WarehouseEnv(Environment):
         investigations = [t for t in self.taskset if self.answer_kind(t) == "conclusion"]
         if not investigations:
             return DataCheck()
-        from workgym.envs.warehouse.investigate.manifest import Manifest
-        from workgym.envs.warehouse.investigate.plant import verify_copies
-
-        manifests = [Manifest.model_validate(t.answer["manifest"]) for t in investigations]
-        return verify_copies(self.dir, manifests)
+        return family_of_kind("conclusion").verify_data(self.dir, investigations)
 
     def data_hash(self) -> str:
         """Snapshot fingerprint, schema card, tool settings and the SQL suites."""

@@ -22,8 +22,7 @@ from typing import Any
 
 from workgym.core.errors import ToolError
 from workgym.core.tools import Ctx, tool
-from workgym.envs.warehouse.generate.families.gold_answer import plain
-from workgym.envs.warehouse.runtime.answers import SubmittedAnswer
+from workgym.envs.warehouse.runtime.answers import SubmittedAnswer, plain
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 from workgym.envs.warehouse.source.duck import qi
 from workgym.verifiers.sql_exec import SqlResult, execute_sql

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
 from workgym.envs.warehouse.generate.families.draft import Draft
-from workgym.envs.warehouse.runtime.answers import numbers_equal, round_half_up
+from workgym.envs.warehouse.runtime.answers import numbers_equal, plain, round_half_up
 from workgym.verifiers.sql_exec import SqlResult
 
 
@@ -24,23 +22,6 @@ class Rejected(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def plain(value: Any) -> Any:
-    """A JSON-safe, comparable form of one result value."""
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, float):
-        return None if math.isnan(value) else float(f"{value:.12g}")
-    if isinstance(value, datetime | date | time):
-        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, bytes | bytearray):
-        return value.hex()
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def result_hash(rows: list[tuple[Any, ...]], ordered: bool) -> str:

@@ -18,8 +18,8 @@ from sqlglot import exp
 
 from workgym.envs.warehouse.generate.families.draft import Context, Draft
 from workgym.envs.warehouse.generate.families.sqlast import col, table
-from workgym.envs.warehouse.generate.lint import Linter
 from workgym.envs.warehouse.generate.phrasing import unit_of
+from workgym.envs.warehouse.runtime.lint import Linter
 
 FAMILY = "F8"
 

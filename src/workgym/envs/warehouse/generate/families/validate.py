@@ -24,10 +24,10 @@ from workgym.envs.warehouse.generate.families.draft import Draft
 from workgym.envs.warehouse.generate.families.gold_answer import (
     Rejected,
     answer_of,
-    plain,
     result_hash,
 )
 from workgym.envs.warehouse.generate.families.sqlast import to_sql
+from workgym.envs.warehouse.runtime.answers import plain
 from workgym.verifiers.sql_exec import SqlResult, execute_sql
 
 REFERENCE_TIMEOUT_S = 10.0

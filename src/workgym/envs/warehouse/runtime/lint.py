@@ -3,7 +3,8 @@
 Rules (issue 17), each over a task's prompt, reference SQL and answer as written to tasks.jsonl:
 - key_aggregate: a reference query sums, averages or takes the extreme of a surrogate key
   ("the total sold date sk"), or compares one with a threshold ("sold date sk > 2452230");
-- answer_in_prompt: the question text gives its answer away (`splits.answer_leak`);
+- answer_in_prompt: the question text gives its answer away (`answer_leak`, here because the
+  generator's split checks use it too);
 - column_name_in_prompt: an F8 question names the column it asks for (its identifier, or the
   identifier without its table prefix, read as words: "list price" for ws_list_price);
 - tie_at_cut: a top-k answer whose k-th and (k+1)-th values are equal (the tie rule alone would
@@ -27,7 +28,6 @@ from pydantic import BaseModel, Field
 from sqlglot import exp
 
 from workgym.core.tasks import Task
-from workgym.envs.warehouse.generate.splits import answer_leak
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import surrogate, versioned_columns
 from workgym.envs.warehouse.schema.relations import stem
@@ -43,6 +43,37 @@ RULES = (
 MAX_SHARE = 0.02
 _THRESHOLDS = (exp.GT, exp.GTE, exp.LT, exp.LTE)
 _AGGREGATES = (exp.Sum, exp.Avg, exp.Max, exp.Min)
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_.\-/]+")
+
+
+def answer_leak(task: Task) -> str | None:
+    """The answer, if the question text gives it away (None when it does not)."""
+    text = task.prompt if isinstance(task.prompt, str) else " ".join(m.content for m in task.prompt)
+    answer = task.answer if isinstance(task.answer, dict) else {}
+    kind = answer.get("kind")
+    tokens = set(_TOKEN.findall(text))
+    tokens |= {t.rstrip(".,;:?") for t in tokens}
+    if kind in ("integer", "number"):
+        value = answer["value"]
+        shown = str(value) if kind == "integer" else f"{value:g}"
+        return shown if shown in tokens else None
+    if kind in ("keys", "top_k"):
+        quoted = set(re.findall(r"'([^']*)'", text))
+        declared = set(task.meta.get("declared_values", []))  # group labels the question defines
+        for v in answer["values"]:
+            if v in declared:
+                continue
+            if v in quoted or (len(v) >= 3 and v in tokens):
+                return str(v)
+        return None
+    if kind == "column":
+        value = str(answer["value"])
+        column = value.split(".", 1)[-1]
+        if value.lower() in text.lower() or ("_" in column and column in tokens):
+            return value
+    return None
 
 
 class LintReport(BaseModel):
