@@ -263,8 +263,11 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
 
     from workgym.apps.cli.main import COMMANDS
     from workgym.apps.cli.train import TRAINERS
+    from workgym.core.loading import SAVED_ENVIRONMENTS
+    from workgym.guards.catalog import PROBES
     from workgym.models import PROVIDERS
     from workgym.run.executors import EXECUTORS
+    from workgym.run.finish import FINISHERS
     from workgym.testing.scripted import DOUBLES
 
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
@@ -272,7 +275,10 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
     # Entry points into other ecosystems (inspect_ai's task registry) belong to the adapters;
     # their tests run that ecosystem's own loader (tests/adapters).
     declared = {group: names for group, names in declared.items() if group.startswith("workgym.")}
-    registries = [ENVIRONMENTS, PROVIDERS, DOUBLES, COMMANDS, TRAINERS, EXECUTORS]
+    registries = [
+        ENVIRONMENTS, PROVIDERS, DOUBLES, COMMANDS, TRAINERS, EXECUTORS,
+        SAVED_ENVIRONMENTS, FINISHERS, PROBES,
+    ]  # fmt: skip
     assert sorted(declared) == sorted(r.group for r in registries)
     for reg in registries:
         ours = [e for e in reg.declared() if e.distribution == "workgym"]
