@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from workgym.core.environment import Environment
     from workgym.core.episode import Episode
 
-# -- capability tags --------------------------------------------------------------------------
+# -- capability tags ------------------------------------------------------------------------------
 
 FINAL_ANSWER = "final_answer"  # the episode ends with one answer value (final tool or text)
 FINAL_TOOL = "final_tool"  # that answer arrives through a final tool (detected)
@@ -46,7 +46,7 @@ JUDGE = "judge"  # an LLM judge scores part of the answer (declared)
 
 DECLARABLE = frozenset({SQL_ANSWER, TOOL_CALLS, STATE, CONCLUSION, JUDGE, FINAL_ANSWER})
 
-# -- hooks every kind of environment may override -----------------------------------------------
+# -- hooks every kind of environment may override -------------------------------------------------
 
 
 @runtime_checkable
@@ -204,7 +204,7 @@ def other_task_gold(tasks: TaskSet, task: Task) -> Any:
     return fallback
 
 
-# -- what a result-set or stateful or investigation environment shows the probes --------------
+# -- what a result-set or stateful or investigation environment shows the probes ------------------
 # An environment whose answer is a result set implements `GoldResult` and one or both answer
 # channels (`RowsChannel`, `SqlChannel`), so result-set probes can build near-miss answers from
 # the gold result without knowing how the environment stores it or how the agent submits it.
@@ -301,7 +301,7 @@ class ConclusionAnswers(Protocol):
         ...
 
 
-# -- the tags of one environment --------------------------------------------------------------
+# -- the tags of one environment ------------------------------------------------------------------
 
 
 def capabilities(env: Environment) -> frozenset[str]:
