@@ -13,6 +13,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +70,16 @@ class Broken(Shop):
         raise RuntimeError("the task file is missing")
 
 
+class SavedOnly(Shop):
+    """Only ever a directory a generator saved: no id of its own."""
+
+    id = ""
+
+
+def stamp(env, task, episode):
+    """A finisher: applied to every finished episode."""
+
+
 def register(app):
     @app.command("acme-hello")
     def hello() -> None:
@@ -89,6 +100,12 @@ acme-seven = acme_shop:always_seven
 
 [workgym.commands]
 acme = acme_shop:register
+
+[workgym.saved_environments]
+acme/saved = acme_shop:SavedOnly
+
+[workgym.finishers]
+acme-stamp = acme_shop:stamp
 """
 
 
@@ -220,6 +237,19 @@ def test_is_trusted_names_only_registered_classes(on_path: Path) -> None:
     assert not is_trusted("os:system")
 
 
+def test_a_package_saved_only_class_is_trusted_without_importing_it(on_path: Path) -> None:
+    assert is_trusted("acme_shop:SavedOnly") and "acme_shop" not in sys.modules
+    assert not is_trusted("acme_shop:Stamp")
+
+
+def test_a_package_finisher_joins_the_default_ones(on_path: Path) -> None:
+    from workgym.run.finish import FINISHERS
+
+    assert FINISHERS.names() == ["acme-stamp", "audit"]
+    assert FINISHERS.get("acme-stamp").distribution == "acme-shop"  # type: ignore[union-attr]
+    assert FINISHERS.load("acme-stamp").__name__ == "stamp"
+
+
 def test_test_doubles_do_not_depend_on_what_was_imported(tmp_path: Path) -> None:
     names = ["toy-rules-agent", "investigator", "probe-broken-json", "baseline-constant"]
     code = "from workgym.models import get_model\n" + "".join(
@@ -263,8 +293,11 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
 
     from workgym.apps.cli.main import COMMANDS
     from workgym.apps.cli.train import TRAINERS
+    from workgym.core.loading import SAVED_ENVIRONMENTS
+    from workgym.guards.catalog import PROBES
     from workgym.models import PROVIDERS
     from workgym.run.executors import EXECUTORS
+    from workgym.run.finish import FINISHERS
     from workgym.testing.scripted import DOUBLES
 
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
@@ -272,7 +305,10 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
     # Entry points into other ecosystems (inspect_ai's task registry) belong to the adapters;
     # their tests run that ecosystem's own loader (tests/adapters).
     declared = {group: names for group, names in declared.items() if group.startswith("workgym.")}
-    registries = [ENVIRONMENTS, PROVIDERS, DOUBLES, COMMANDS, TRAINERS, EXECUTORS]
+    registries: list[registry.Registry[Any]] = [
+        ENVIRONMENTS, PROVIDERS, DOUBLES, COMMANDS, TRAINERS, EXECUTORS,
+        SAVED_ENVIRONMENTS, FINISHERS, PROBES,
+    ]  # fmt: skip
     assert sorted(declared) == sorted(r.group for r in registries)
     for reg in registries:
         ours = [e for e in reg.declared() if e.distribution == "workgym"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import workgym as wg
-from workgym.guards.hooks import submit
+from workgym.guards.capabilities import submit
 
 ENVS = [
     "workgym/toy-shop",

@@ -8,7 +8,7 @@ from typing import Any
 
 import workgym as wg
 from workgym.core.messages import Message, ToolCall
-from workgym.guards.hooks import submit
+from workgym.guards.capabilities import submit
 
 # -- state: close a record, touch nothing else, never use the admin tool ----------------------
 

@@ -22,8 +22,7 @@ from sqlglot import exp
 
 import workgym as wg
 from workgym.core.messages import Message, ToolCall
-from workgym.guards.hooks import submit
-from workgym.guards.surfaces import ResultSet
+from workgym.guards.capabilities import ResultSet, submit
 
 REAL = [
     ("ann", "tea", 2, 3.5, None),

@@ -20,8 +20,8 @@ from workgym.guards.probes import AttackContext
 
 def test_the_guards_catalog_probes_attack_f9_through_the_surface(nyc_env: WarehouseEnv) -> None:
     """workgym.guards' own investigation probes, through WarehouseEnv's ConclusionAnswers."""
+    from workgym.guards.capabilities import ConclusionAnswers
     from workgym.guards.catalog_investigation import INVESTIGATION
-    from workgym.guards.surfaces import ConclusionAnswers
 
     assert isinstance(nyc_env, ConclusionAnswers)
     ctx = AttackContext(env=nyc_env, tags=frozenset({"conclusion"}))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workgym.core.messages import Message, ToolCall
-from workgym.guards.hooks import submit, wrong_answer
+from workgym.guards.capabilities import submit, wrong_answer
 from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:

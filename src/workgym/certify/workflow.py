@@ -355,7 +355,6 @@ async def _ensure(
 
 
 def _load_suite(suite_id: str) -> Environment:
-    import workgym.envs.suites  # noqa: F401  (registers the built-in suites)
     from workgym.core.choices import choose
     from workgym.core.loading import registered
 

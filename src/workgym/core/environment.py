@@ -103,7 +103,7 @@ class Environment:
     # Guard hooks (how probes, baselines and the audit see an environment: `submit`,
     # `wrong_answer`, `gold_values`, `audit_flags`, `guard_tags`, `baseline_thresholds`) are
     # not part of this contract: define them on your class when your verifier's semantics need
-    # them (workgym.guards.hooks has the protocols and the defaults).
+    # them (workgym.guards.capabilities has the protocols and the defaults).
 
     def verify_data(self) -> DataCheck:
         """Check data files the tasks rely on that `data_hash` leaves out because they are too

@@ -10,10 +10,11 @@ the registry vouches for it.
 Directories travel: people open run folders and environments they were sent, so a manifest is
 data, and data must never choose what code runs (a manifest with `entry: "os:system"` once ran a
 shell command when the viewer opened an episode). `load_dir` imports an entry only when
-`is_trusted` holds: the class of a registered environment, a workgym class that only exists as
-generated directories (`SAVED_ONLY`), a class of a module the user passed to `--import`, or any
-class when the user typed `--trust` (or passed `trust=True`). The content hash is then checked
-by that class.
+`is_trusted` holds: the class of a registered environment, a class that only exists as generated
+directories (`SAVED_ENVIRONMENTS`, the `workgym.saved_environments` entry-point group: workgym
+declares its warehouse there, a package its own), a class of a module the user passed to
+`--import`, or any class when the user typed `--trust` (or passed `trust=True`). The content
+hash is then checked by that class.
 """
 
 from __future__ import annotations
@@ -44,9 +45,15 @@ ENVIRONMENTS: Registry[Callable[[], Environment]] = Registry(
 
 E = TypeVar("E", bound=type[Environment])
 
-# workgym's environment classes with no registered id because every instance is a generated
-# directory; trusted like registered ones.
-SAVED_ONLY = frozenset({"workgym.envs.warehouse.runtime.env:WarehouseEnv"})
+SAVED_ENVIRONMENTS: Registry[type[Environment]] = Registry(
+    "saved-only environment class",
+    "workgym.saved_environments",
+    hint="declare a class whose instances are only saved directories in the "
+    "`workgym.saved_environments` entry-point group of its package",
+)
+"""Environment classes with no registered id because every instance is a generated directory;
+trusted like registered ones, and never imported to decide it (their entry points' values are
+compared with a manifest's `entry`)."""
 _user_trusts = False
 _user_modules: set[str] = set()
 
@@ -109,12 +116,12 @@ def registered_class(env_id: str) -> type[Environment] | None:
 
 def is_trusted(entry: str) -> bool:
     """Whether a manifest's `entry` may be imported: a class the registry knows (an installed
-    entry point or a class registered in this process), one of `SAVED_ONLY`, a class of a module
-    the user passed to `--import`, or anything once the user typed `--trust`. The rule lives
-    here; `load_dir` applies it before any import."""
-    if _user_trusts or entry in SAVED_ONLY or entry.partition(":")[0] in _user_modules:
+    entry point or a class registered in this process), a saved-only class
+    (`SAVED_ENVIRONMENTS`), a class of a module the user passed to `--import`, or anything once
+    the user typed `--trust`. The rule lives here; `load_dir` applies it before any import."""
+    if _user_trusts or entry.partition(":")[0] in _user_modules:
         return True
-    return entry in ENVIRONMENTS.sources()
+    return entry in ENVIRONMENTS.sources() or entry in SAVED_ENVIRONMENTS.sources()
 
 
 def load(ref: str | Path, *, trust: bool = False) -> Environment:

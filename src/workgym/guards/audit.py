@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from workgym.guards.audit_detectors import DETECTORS
 from workgym.guards.audit_view import view
-from workgym.guards.hooks import audit_flags
+from workgym.guards.capabilities import audit_flags
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment

@@ -29,7 +29,7 @@ from workgym.guards.audit_patterns import (
     WRITE,
 )
 from workgym.guards.audit_view import HUGE_CHARS, View, any_in, clip, string_args
-from workgym.guards.hooks import gold_values
+from workgym.guards.capabilities import gold_values
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 They are ordinary runs of test doubles (`scripted/baseline-<name>`) through the runner, so their
 run directories sit next to real runs and their rewards are reported beside real results. The
 answers they use come from the train split only (the split an attacker could have seen).
-Thresholds: DEFAULT_THRESHOLDS, overridden per environment by its `baseline_thresholds` (hooks);
-`random` is reported but not gated unless the environment sets a threshold for it.
+Thresholds: DEFAULT_THRESHOLDS, overridden per environment by its `baseline_thresholds`
+(workgym.guards.capabilities); `random` is reported but not gated unless the environment sets a
+threshold for it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from workgym.core.environment import Environment
 from workgym.core.messages import Message
 from workgym.core.tasks import canonical_json
 from workgym.guards import attackers as a
-from workgym.guards.hooks import baseline_thresholds, submit
+from workgym.guards.capabilities import baseline_thresholds, submit
 from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:

@@ -1,48 +1,87 @@
-"""The probe catalog: every probe of GUARDS.md, by group, plus the entries that cannot run yet.
+"""The probe catalog: every probe of GUARDS.md, by group, plus any installed package's own.
+
+The catalog is the `workgym.probes` entry-point group: workgym declares its groups of probes
+(generic, harness, calls, state, results, statements, investigation, found) in its
+pyproject.toml, and a package that ships an environment ships the probes of its kind the same
+way, without workgym knowing it exists. Each entry point names a `Probe`, a `Probe` class, a
+list of probes, or a function returning them.
 
 `probes()` is what `workgym attack` runs; `todo()` lists probes waiting for an environment kind
 that does not exist yet (reported, never faked; empty since every kind of GUARDS.md has an
-environment). `attackers()` makes each probe's attacker
-the test double `scripted/probe-<name>` (the `probe-*` family of the `workgym.scripted` entry
-points), so a probe can be replayed as an ordinary run:
+environment). `attackers()` makes each probe's attacker the test double
+`scripted/probe-<name>` (the `probe-*` family of the `workgym.scripted` entry points), so a
+probe can be replayed as an ordinary run:
 `workgym eval ENV --model scripted/probe-<name> --split dev`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from workgym.core.errors import ConfigError
+from workgym.core.registry import OWN_DISTRIBUTION, Entry, Registry
 from workgym.core.task_aware import TaskAwareModel
-from workgym.guards.catalog_calls import CALLS
-from workgym.guards.catalog_generic import GENERIC
-from workgym.guards.catalog_harness import HARNESS
-from workgym.guards.catalog_investigation import INVESTIGATION
-from workgym.guards.catalog_sql import RESULTS
-from workgym.guards.catalog_sqltext import STATEMENTS
-from workgym.guards.catalog_state import STATE_PROBES
 from workgym.guards.probes import Probe, TodoProbe
+
+PROBES: Registry[object] = Registry(
+    "probe set",
+    "workgym.probes",
+    hint="declare your probes in the `workgym.probes` entry-point group of your package",
+)
+
+# workgym's own entries run first, generic first, in this order; other packages' after them,
+# by name.
+BUILTIN_ORDER = (
+    "generic",
+    "harness",
+    "calls",
+    "state",
+    "results",
+    "statements",
+    "investigation",
+    "found",
+)
 
 TODO: list[TodoProbe] = []
 
 
-def probes() -> list[Probe]:
-    """Every runnable probe, generic first (fresh instances; probes hold no state)."""
-    found: list[Probe] = [
-        *GENERIC,
-        *HARNESS,
-        *CALLS,
-        *STATE_PROBES,
-        *RESULTS,
-        *STATEMENTS,
-        *INVESTIGATION,
-    ]
-    from workgym.guards.found import FOUND
+def _rank(entry: Entry[object]) -> tuple[int, int, str]:
+    if entry.distribution == OWN_DISTRIBUTION and entry.name in BUILTIN_ORDER:
+        return (0, BUILTIN_ORDER.index(entry.name), entry.name)
+    return (1, 0, entry.name)
 
-    found += FOUND
+
+def _as_probes(entry: Entry[object]) -> list[Probe]:
+    """What one entry point names, as probe instances; anything else is a one-line error."""
+    obj = entry.load()
+    if callable(obj) and not isinstance(obj, Probe):  # a Probe class, or a function
+        obj = obj()
+    items = [obj] if isinstance(obj, Probe) else obj
+    if isinstance(items, Iterable) and not isinstance(items, str | bytes):
+        found = list(items)
+        if all(isinstance(p, Probe) for p in found):
+            return found
+    raise ConfigError(
+        f"probe entry point {entry.name!r} ({entry.source}) names no probes; point it at a "
+        "Probe, a Probe class, a list of probes, or a function returning them"
+    )
+
+
+def probes() -> list[Probe]:
+    """Every runnable probe, workgym's generic ones first (probes hold no state)."""
+    stale = PROBES.stale_install()
+    if stale:
+        raise ConfigError(f"no probe catalog: {stale}")
+    found: list[Probe] = []
+    for entry in sorted(PROBES.entries().values(), key=_rank):
+        found += _as_probes(entry)
     names = [p.name for p in found]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
-        raise RuntimeError(f"probe names must be unique; duplicated: {sorted(dupes)}")
+        raise ConfigError(
+            f"probe names must be unique; duplicated: {sorted(dupes)} (rename the probe in the "
+            "package that added it)"
+        )
     return found
 
 

@@ -1,6 +1,6 @@
 """Generic probes (GUARDS.md): attacks on any verifier of a single final answer.
 
-Every answer goes through `hooks.submit`, so the same probe attacks a typed final tool
+Every answer goes through `capabilities.submit`, so the same probe attacks a typed final tool
 (where strict argument validation is the first line of defence), a text reply, or an LLM judge.
 """
 
@@ -13,8 +13,15 @@ from typing import TYPE_CHECKING, Any
 from workgym.core.environment import Environment
 from workgym.core.messages import Message
 from workgym.guards import attackers as a
-from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
-from workgym.guards.hooks import other_task_gold, submit, wrong_answer
+from workgym.guards.capabilities import (
+    FINAL_ANSWER,
+    STATE,
+    TOOL_CALLS,
+    TOOLS,
+    other_task_gold,
+    submit,
+    wrong_answer,
+)
 from workgym.guards.probes import (
     AttackContext,
     Expect,

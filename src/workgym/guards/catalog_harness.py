@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 from workgym.core.messages import Message
 from workgym.core.model import Completion, Usage
 from workgym.guards import attackers as a
-from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS
-from workgym.guards.hooks import submit
+from workgym.guards.capabilities import FINAL_ANSWER, STATE, TOOL_CALLS, TOOLS, submit
 from workgym.guards.probes import (
     AttackContext,
     Expect,

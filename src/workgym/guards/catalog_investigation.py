@@ -1,6 +1,6 @@
 """Investigation probes (GUARDS.md): conclusions that name the wrong cause, too many causes, or
 the right cause in an accepted form. They attack environments whose answer is a list of causes
-(tag `conclusion`, surface `workgym.guards.surfaces.ConclusionAnswers`): each starts from the
+(tag `conclusion`, surface `workgym.guards.capabilities.ConclusionAnswers`): each starts from the
 planted causes and changes one thing, so only that one thing can make the verdict fail.
 """
 
@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from workgym.core.messages import Message
 from workgym.core.tasks import canonical_json
-from workgym.guards.capabilities import CONCLUSION
+from workgym.guards.capabilities import CONCLUSION, ConclusionAnswers
 from workgym.guards.probes import AttackContext, Expect, Outcome, ScriptProbe
-from workgym.guards.surfaces import ConclusionAnswers
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 NOT_ATTACKABLE = (
     "declares conclusion but cannot be attacked: implement cause_vocabulary(), "
     "planted_causes(), symptom_components() and submit_causes() "
-    "(workgym.guards.surfaces.ConclusionAnswers)"
+    "(workgym.guards.capabilities.ConclusionAnswers)"
 )
 NORMAL = ("normal_variation", "normal", "no_cause", "none")
 

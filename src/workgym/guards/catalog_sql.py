@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 from workgym.core.messages import Message
 from workgym.core.tasks import canonical_json
 from workgym.guards import attackers as a
-from workgym.guards.capabilities import SQL_ANSWER
-from workgym.guards.probes import AttackContext, Expect, Outcome, ScriptProbe
-from workgym.guards.surfaces import (
+from workgym.guards.capabilities import (
     NOT_ATTACKABLE,
+    SQL_ANSWER,
     GoldResult,
     ResultSet,
     RowsChannel,
     SqlChannel,
 )
+from workgym.guards.probes import AttackContext, Expect, Outcome, ScriptProbe
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment

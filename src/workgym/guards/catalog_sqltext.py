@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from workgym.core.messages import Message
 from workgym.guards import attackers as a
+from workgym.guards.capabilities import ResultSet, SqlChannel
 from workgym.guards.catalog_sql import GoldProbe, bare_gold_sql, gold_of, qi
 from workgym.guards.probes import AttackContext, Expect, Outcome, describe, play
-from workgym.guards.surfaces import ResultSet, SqlChannel
 from workgym.testing.scripted import TaskScript
 
 if TYPE_CHECKING:

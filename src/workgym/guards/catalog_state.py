@@ -1,6 +1,6 @@
 """Tool-call probes that need the environment's records (GUARDS.md, tool calls): collateral
 edits, a forbidden tool, dependent calls out of order. The environment builds the attack turns
-(`workgym.guards.surfaces.StateAttacks`), because only it knows which other record exists or
+(`workgym.guards.capabilities.StateAttacks`), because only it knows which other record exists or
 which endpoint is forbidden; the probe plays them through the real tools and expects a failure.
 """
 
@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workgym.core.messages import Message
-from workgym.guards.capabilities import STATE, TOOL_CALLS
+from workgym.guards.capabilities import STATE, TOOL_CALLS, StateAttacks
 from workgym.guards.probes import AttackContext, Outcome, ScriptProbe
-from workgym.guards.surfaces import StateAttacks
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 NOT_ATTACKABLE = (
     "declares state but cannot be attacked: implement attack_collateral(task) "
-    "(workgym.guards.surfaces.StateAttacks)"
+    "(workgym.guards.capabilities.StateAttacks)"
 )
 
 

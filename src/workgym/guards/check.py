@@ -29,7 +29,7 @@ from workgym.core.episode import Episode
 from workgym.core.tasks import SPLITS, split_advice
 from workgym.core.verdict import Status, Verdict
 from workgym.core.version import __version__
-from workgym.guards import hooks
+from workgym.guards import capabilities
 from workgym.guards.admission import AdmissionRecord, record_admission
 from workgym.guards.attack import MAX_TASKS, attack_async
 from workgym.guards.attack_report import AttackReport
@@ -163,8 +163,8 @@ async def _check(
         )
     )
     others = [r for r in baselines.results if r.name != "null"]
-    own = hooks.baseline_thresholds(env)
-    reason = hooks.threshold_reason(env) or "no reason given"
+    own = capabilities.baseline_thresholds(env)
+    reason = capabilities.threshold_reason(env) or "no reason given"
     items.append(
         CheckItem(
             name="baselines stay at or below their thresholds",
@@ -225,7 +225,7 @@ async def _check(
         baselines=baselines,
         checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
         thresholds=own,
-        threshold_reason=hooks.threshold_reason(env) if own else "",
+        threshold_reason=capabilities.threshold_reason(env) if own else "",
     )
     return _record(report, out, directory)
 

@@ -3,20 +3,25 @@
 The driver (`workgym.core.driver`) scores an episode and knows nothing else; cross-cutting work
 on a finished episode is a finisher, a function of (environment, task, episode) that writes its
 own typed fields of the record, composed here the way Gymnasium's `make()` composes its checker
-and wrappers around an environment. The transcript audit is the default, and every producer of
-episodes (runner, Gym facade, served sessions, trainers' rollouts, teams) finishes through
-`finish_episode`, so every episode is audited exactly once (GUARDS.md).
+and wrappers around an environment. Every producer of episodes (runner, Gym facade, served
+sessions, trainers' rollouts, teams) finishes through `finish_episode`, so every episode gets
+every default finisher exactly once (GUARDS.md).
 
-The audit lives in `workgym.guards`, a layer above this one, so the default is named here by
-its import path and resolved on first use, the way an entry point is (decision 0023).
+The default finishers are the `workgym.finishers` entry points of every installed distribution,
+applied in name order: workgym declares the transcript audit (`audit`, in `workgym.guards`, a
+layer above this one, so it is found through the registry, never imported here), and a package
+adds its own the same way. An install that declares none is stale metadata, and an error: a lost
+audit must never pass silently.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+
+from workgym.core.errors import ConfigError
+from workgym.core.registry import Registry
 
 if TYPE_CHECKING:
     from workgym.core.driver import EpisodeDriver
@@ -26,20 +31,29 @@ if TYPE_CHECKING:
 
 Finisher = Callable[["Environment", "Task", "Episode"], None]
 
-DEFAULT_FINISHERS = ("workgym.guards.audit:record_audit",)
-
-
-def resolve(ref: str) -> Finisher:
-    """`module:function` -> the function; a bad reference is a clear error, not a lost audit."""
-    module, sep, name = ref.partition(":")
-    if not sep:
-        raise ValueError(f"finisher {ref!r} must be written module:function")
-    return cast(Finisher, getattr(importlib.import_module(module), name))
+FINISHERS: Registry[Finisher] = Registry(
+    "finisher",
+    "workgym.finishers",
+    hint="declare yours in the `workgym.finishers` entry-point group of your package",
+)
 
 
 @cache
 def default_finishers() -> tuple[Finisher, ...]:
-    return tuple(resolve(ref) for ref in DEFAULT_FINISHERS)
+    """Every declared finisher, loaded, in name order (loaded once per process)."""
+    stale = FINISHERS.stale_install()
+    if stale:
+        raise ConfigError(f"no default finishers (the transcript audit among them): {stale}")
+    found = []
+    for name in FINISHERS.names():
+        finisher = FINISHERS.load(name)
+        if not callable(finisher):
+            raise ConfigError(
+                f"finisher {name!r} ({FINISHERS.entries()[name].source}) is not a function of "
+                "(environment, task, episode); point its entry point at one"
+            )
+        found.append(finisher)
+    return tuple(found)
 
 
 async def finish_episode(

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
-from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.verdict import Verdict
@@ -64,7 +63,6 @@ def submitted_causes(answer: Any) -> Any:
     return answer.get("causes") if isinstance(answer, dict) else answer
 
 
-@register
 class DocStore(Environment):
     """Root-cause investigation over a generated document store."""
 
@@ -73,8 +71,8 @@ class DocStore(Environment):
     tools = TOOLS
     limits = Limits(max_turns=20, max_total_tokens=120_000, max_tool_output_chars=12_000)
     instructions = INSTRUCTIONS
-    # Verifier semantics for the probes (workgym.guards.capabilities): a structured conclusion.
-    guard_tags: ClassVar[frozenset[str]] = frozenset({"conclusion"})
+    # Its `conclusion` tag is detected from the ConclusionAnswers methods below
+    # (workgym.guards.capabilities); nothing to declare.
 
     def tasks(self) -> TaskSet:
         # 24 families (8 kinds x 3 phrasings); this salt splits them 14/5/5 with every kind in

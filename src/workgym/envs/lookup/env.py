@@ -21,7 +21,6 @@ from typing import Any
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.errors import ToolError
-from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, tool
@@ -245,7 +244,6 @@ def submit_answer(answer: str) -> str:
     return "answer recorded"
 
 
-@register
 class Lookup(Environment):
     """Answer questions about a staff directory through two lookup tools."""
 

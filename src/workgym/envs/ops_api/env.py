@@ -24,7 +24,6 @@ import httpx2
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
-from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.verdict import Status, Verdict
@@ -129,7 +128,6 @@ def initial_world(seed: int) -> State:
     return world
 
 
-@register
 class OpsApi(Environment):
     """Customer operations through an HTTP API with a ticket form, under company policy."""
 

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
-from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.tools import Ctx, Tool, Toolkit, ToolSpec
@@ -151,7 +150,6 @@ def _recorded() -> str:
     return "call recorded"
 
 
-@register
 class BFCLSuite(Environment):
     """Call the right functions with the right arguments, or none when none fits."""
 
@@ -188,7 +186,6 @@ class BFCLSuite(Environment):
         return [oracle_turn(task)]
 
 
-@register
 class BFCLSuiteFull(BFCLSuite):
     """Every item of the single-turn Python categories (for audits; slow to run in full)."""
 

@@ -19,7 +19,6 @@ import re
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
-from workgym.core.loading import register
 from workgym.core.messages import Message
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.verdict import Status, Verdict
@@ -241,7 +240,6 @@ def oracle_response(constraints: list[Constraint], topic_key: str) -> str:
     return body
 
 
-@register
 class IFEvalSuite(Environment):
     """Follow writing instructions whose constraints a program can verify."""
 

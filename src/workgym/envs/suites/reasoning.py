@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
-from workgym.core.loading import register
 from workgym.core.messages import Message
 from workgym.core.tasks import Task, TaskSet
 from workgym.core.verdict import Status, Verdict
@@ -67,7 +66,6 @@ def build_tasks(
     return tasks
 
 
-@register
 class ReasoningSuite(Environment):
     """Solve procedurally generated reasoning problems; answer inside <answer></answer>."""
 

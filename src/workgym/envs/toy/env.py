@@ -14,7 +14,6 @@ from typing import Any
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
 from workgym.core.errors import ToolError
-from workgym.core.loading import register
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.core.tools import Ctx, tool
 from workgym.core.verdict import Status, Verdict
@@ -139,7 +138,6 @@ def submit_answer(answer: int) -> str:
     return "answer recorded"
 
 
-@register
 class ToyShop(Environment):
     """Answer questions about a shop catalog through two lookup tools."""
 

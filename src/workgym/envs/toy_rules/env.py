@@ -27,7 +27,6 @@ from typing import Any
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
 from workgym.core.errors import ToolError
-from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling, Usage, message_tokens
 from workgym.core.tasks import SplitSpec, Task, TaskSet
@@ -91,7 +90,6 @@ def submit_code(code: str) -> str:
     return "code recorded"
 
 
-@register
 class ToyRules(Environment):
     """Look up a part code and submit it in its canonical (upper-case) form."""
 

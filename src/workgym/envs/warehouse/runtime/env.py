@@ -49,8 +49,7 @@ from workgym.envs.warehouse.runtime.tools import (
 )
 from workgym.envs.warehouse.schema.card import CARD_FILE, SchemaCard
 from workgym.envs.warehouse.source.snapshot import MANIFEST_FILE, SNAPSHOT_FILE, SnapshotManifest
-from workgym.guards.hooks import submit
-from workgym.guards.surfaces import ResultSet
+from workgym.guards.capabilities import ResultSet, submit
 from workgym.verifiers.duckdb_warm import warm_sessions
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, verify_sql
 from workgym.verifiers.sql_exec import execute_sql
@@ -101,8 +100,8 @@ class WarehouseEnv(Environment):
         episode_timeout_s=900.0,
     )
     instructions = INSTRUCTIONS
-    # sql_answer: F1-F8 SQL answers; conclusion: F9 investigations (ConclusionAnswers below).
-    guard_tags: ClassVar[frozenset[str]] = frozenset({"sql_answer", "conclusion"})
+    # Guard tags are detected (workgym.guards.capabilities): `sql_answer` from gold_result()
+    # (F1-F8 SQL answers), `conclusion` from the ConclusionAnswers methods (F9 investigations).
     # Guard hooks of every warehouse; a directory's warehouse.json may set its own (__init__).
     baseline_thresholds: ClassVar[dict[str, float]] = {}
     threshold_reason: ClassVar[str] = ""
