@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 Record = Callable[["Episode"], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Job:
-    """Everything an executor needs to play the unfinished part of one run."""
+    """Everything an executor needs to play the unfinished part of one run; keyword-only, since
+    three ints and a float side by side are easy to pass in the wrong order."""
 
     env: Environment
     policy: Policy
