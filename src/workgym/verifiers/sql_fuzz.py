@@ -27,8 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from pydantic import BaseModel, Field
+
+from workgym.core.extras import missing
+
+try:
+    import duckdb
+except ImportError as exc:
+    raise missing(exc, "warehouse", "SQL verification") from exc
 
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, resolve_order_keys, verify_sql
 from workgym.verifiers.sql_compare import compare_results
