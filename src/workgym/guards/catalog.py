@@ -1,7 +1,7 @@
-"""The probe catalog: every probe of GUARDS.md, by group, plus the entries that cannot run yet.
+"""The probe catalog: every probe of docs/guards.md, by group, plus the entries that cannot run yet.
 
 `probes()` is what `workgym attack` runs; `todo()` lists probes waiting for an environment kind
-that does not exist yet (reported, never faked; empty since every kind of GUARDS.md has an
+that does not exist yet (reported, never faked; empty since every kind of docs/guards.md has an
 environment). `attackers()` makes each probe's attacker
 the test double `scripted/probe-<name>` (the `probe-*` family of the `workgym.scripted` entry
 points), so a probe can be replayed as an ordinary run:
@@ -48,7 +48,7 @@ def probes() -> list[Probe]:
 
 def todo() -> list[TodoProbe]:
     """Catalog entries waiting for an environment kind that does not exist yet (none today:
-    kept so that a future GUARDS.md probe can be listed before it can run)."""
+    kept so that a future docs/guards.md probe can be listed before it can run)."""
     return list(TODO)
 
 

@@ -1,4 +1,4 @@
-"""Guard hooks: what probes, baselines and the audit ask of an environment (GUARDS.md).
+"""Guard hooks: what probes, baselines and the audit ask of an environment (docs/guards.md).
 
 Each hook is a Protocol an environment may satisfy, and a function of the environment that
 asks it when it does and falls back to the default that works for a single-answer environment

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class ResultSet(BaseModel):
-    """A result set as the verifier's semantics see it (VERIFIERS.md, SQL result sets)."""
+    """A result set as the verifier's semantics see it (docs/warehouse.md, Verification)."""
 
     columns: list[str]
     rows: list[list[Any]] = Field(default_factory=list)

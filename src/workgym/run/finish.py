@@ -5,7 +5,7 @@ on a finished episode is a finisher, a function of (environment, task, episode) 
 own typed fields of the record, composed here the way Gymnasium's `make()` composes its checker
 and wrappers around an environment. The transcript audit is the default, and every producer of
 episodes (runner, Gym facade, served sessions, trainers' rollouts, teams) finishes through
-`finish_episode`, so every episode is audited exactly once (GUARDS.md).
+`finish_episode`, so every episode is audited exactly once (docs/guards.md).
 
 The audit lives in `workgym.guards`, a layer above this one, so the default is named here by
 its import path and resolved on first use, the way an entry point is (decision 0023).

@@ -1,5 +1,5 @@
 """The test suite of fuzzed databases: small copies of the warehouse that separate the gold query
-from its neighbours (VERIFIERS.md, rule 5).
+from its neighbours (docs/decisions/0013-verifiers-sql-readonly-and-fuzz-suite.md).
 
 A candidate that matches the gold on the real database may still be wrong: `>=` for `>` agrees
 when no row sits on the boundary, LEFT for INNER agrees when no row is an orphan. So next to the

@@ -1,4 +1,4 @@
-"""The investigation probes of GUARDS.md, as answers played through the real episode loop.
+"""The investigation probes of docs/guards.md, as answers played through the real episode loop.
 
 Each attack starts from the task's gold conclusion and changes one thing a weak verifier would
 miss; its expected verdict follows from the declared semantics in `conclusion`:
