@@ -6,7 +6,7 @@ import importlib
 import re
 from types import ModuleType
 
-from workgym.core.errors import ConfigError
+from workgym.core.extras import missing
 from workgym.core.tasks import SplitSpec
 
 # Every family of a suite is in the test split, so training code (which only ever receives a
@@ -21,9 +21,7 @@ def require(module: str, suite: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ConfigError(
-            f"{suite} needs the [suites] extra ({exc}): pip install 'workgym[suites]'"
-        ) from exc
+        raise missing(exc, "suites", suite) from exc
 
 
 def tagged_answer(text: object) -> str | None:
