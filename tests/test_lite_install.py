@@ -1,8 +1,8 @@
 """The base install (no extras) runs the first commands; a command that needs an extra names it.
 
-A `pip install` in a fresh venv is the real check (decision 0125, shown in the issue's report);
-this one is cheap: a subprocess whose import system refuses every package that moved to an
-extra, as if it were not installed, runs `python -m workgym` the way a user would.
+A `pip install` in a fresh venv is the real check (decision 0125 says how it went); this one is
+cheap: a subprocess whose import system refuses every package that moved to an extra, as if it
+were not installed, runs `python -m workgym` the way a user would.
 """
 
 from __future__ import annotations

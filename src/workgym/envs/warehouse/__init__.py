@@ -9,4 +9,4 @@ from workgym.core.extras import require
 
 # Every stage reads or writes DuckDB and parses SQL: one line naming the extra, before any of
 # them imports either (a lookup, not an import).
-require("warehouse", "the warehouse environments", "duckdb", "sqlglot")
+require("warehouse", "the warehouse", "duckdb", "sqlglot")
