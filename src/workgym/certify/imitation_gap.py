@@ -55,7 +55,7 @@ from workgym.certify.gap_null import (
     same_data_null,
 )
 from workgym.certify.teacher_forcing import TaskScore, score_task
-from workgym.core.extras import require
+from workgym.core.missing_extra import require
 from workgym.core.next_action import next_action_oracle
 from workgym.run.gold import gold_trajectory
 

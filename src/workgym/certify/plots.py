@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workgym.certify.schema import Certificate, Comparison, LearningCurve
-from workgym.core.extras import require
+from workgym.core.missing_extra import require
 
 BASE = "#4e79a7"
 CAND = "#e15759"

@@ -22,8 +22,8 @@ from workgym.certify.curve import read_curve
 from workgym.certify.schema import Certificate, Frozen, LooksRecord, PolicyRecord
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
-from workgym.core.extras import require
 from workgym.core.loading import load
+from workgym.core.missing_extra import require
 from workgym.core.version import __version__
 from workgym.run.policy import Policy, recorded_placement
 from workgym.run.preflight import models_reachable

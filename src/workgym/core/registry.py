@@ -59,7 +59,7 @@ def _entry_point_loader(ep: EntryPoint, kind: str) -> Callable[[], object]:
     def load() -> object:
         try:
             return ep.load()
-        except ConfigError:  # a MissingExtra (core/extras.py): it already names the extra
+        except ConfigError:  # a MissingExtra (core/missing_extra.py): it already names the extra
             raise
         except ImportError as exc:
             raise ConfigError(

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from workgym.core import datafiles
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
-from workgym.core.extras import missing
+from workgym.core.missing_extra import missing
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment

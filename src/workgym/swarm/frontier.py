@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workgym.core.extras import require
+from workgym.core.missing_extra import require
 from workgym.swarm.compare import Comparison
 
 LINE = "#4e79a7"

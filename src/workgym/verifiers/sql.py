@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from workgym.core.extras import missing
+from workgym.core.missing_extra import missing
 
 try:
     import sqlglot

@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
-from workgym.core.extras import missing
+from workgym.core.missing_extra import missing
 
 try:
     import duckdb

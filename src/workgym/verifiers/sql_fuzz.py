@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workgym.core.extras import missing
+from workgym.core.missing_extra import missing
 
 try:
     import duckdb

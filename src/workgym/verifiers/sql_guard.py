@@ -13,7 +13,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel
 
-from workgym.core.extras import missing
+from workgym.core.missing_extra import missing
 
 try:
     import sqlglot

@@ -23,7 +23,7 @@ def view(
 ) -> None:
     """Read transcripts against ground truth in a local web viewer (read-only except flag
     reviews)."""
-    from workgym.core.extras import require
+    from workgym.core.missing_extra import require
 
     require("viewer", "workgym view", "fastapi", "uvicorn", "duckdb")
     import uvicorn

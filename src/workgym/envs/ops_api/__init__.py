@@ -3,7 +3,7 @@
 Importing this package registers the environment.
 """
 
-from workgym.core.extras import require
+from workgym.core.missing_extra import require
 
 # The service is a real FastAPI app on uvicorn, called over httpx2 (a lookup, not an import).
 require("ops-api", "workgym/ops-api", "httpx2", "fastapi", "uvicorn")

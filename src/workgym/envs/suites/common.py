@@ -6,7 +6,7 @@ import importlib
 import re
 from types import ModuleType
 
-from workgym.core.extras import missing
+from workgym.core.missing_extra import missing
 from workgym.core.tasks import SplitSpec
 
 # Every family of a suite is in the test split, so training code (which only ever receives a

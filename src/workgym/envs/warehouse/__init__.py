@@ -5,7 +5,7 @@ snapshot with a fingerprint (`snapshot`), and profiles the snapshot into a schem
 (`profile`, `card`, `relations`). Generators downstream see only the card, never the source.
 """
 
-from workgym.core.extras import require
+from workgym.core.missing_extra import require
 
 # Every stage reads or writes DuckDB and parses SQL: one line naming the extra, before any of
 # them imports either (a lookup, not an import).

@@ -9,8 +9,8 @@ from typing import Any
 
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
-from workgym.core.extras import require
 from workgym.core.loading import load
+from workgym.core.missing_extra import require
 from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model

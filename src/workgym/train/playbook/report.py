@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workgym.core.extras import require
+from workgym.core.missing_extra import require
 from workgym.stats.proportions import non_inferior
 
 AMORTISE_AT = (100, 1_000, 10_000)

@@ -32,8 +32,8 @@ from pydantic import BaseModel
 
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
-from workgym.core.extras import require
 from workgym.core.loading import load
+from workgym.core.missing_extra import require
 from workgym.core.model import Sampling
 from workgym.models.hf import MODEL_META
 from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
