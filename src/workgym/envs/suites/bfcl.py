@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
+from workgym.core.errors import ConfigError
 from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task, TaskSet
@@ -47,7 +48,13 @@ NO_CALL_REPLY = "None of the available functions fits this request, so I will no
 def _data_file(category: str, answers: bool = False) -> Any:
     from importlib.resources import files
 
-    require("bfcl_eval", "suites/bfcl")
+    try:
+        require("bfcl_eval", "suites/bfcl")
+    except ConfigError as exc:  # not in the [suites] extra: its own pins would downgrade numpy
+        raise ConfigError(
+            f"suites/bfcl needs bfcl-eval ({exc.__cause__}), which no extra installs: "
+            "pip install --no-deps bfcl-eval==2026.3.23"
+        ) from exc
     folder = files("bfcl_eval") / "data"
     if answers:
         folder = folder / "possible_answer"
