@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict
 
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
-from workgym.core.errors import ConfigError
 from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.tasks import Task, TaskSet
@@ -48,13 +47,8 @@ NO_CALL_REPLY = "None of the available functions fits this request, so I will no
 def _data_file(category: str, answers: bool = False) -> Any:
     from importlib.resources import files
 
-    try:
-        require("bfcl_eval", "suites/bfcl")
-    except ConfigError as exc:  # not in the [suites] extra: its own pins would downgrade numpy
-        raise ConfigError(
-            f"suites/bfcl needs bfcl-eval ({exc.__cause__}), which no extra installs: "
-            "pip install --no-deps bfcl-eval==2026.3.23"
-        ) from exc
+    # no extra installs it: its own pins would downgrade numpy
+    require("bfcl_eval", "suites/bfcl", install="pip install --no-deps bfcl-eval==2026.3.23")
     folder = files("bfcl_eval") / "data"
     if answers:
         folder = folder / "possible_answer"

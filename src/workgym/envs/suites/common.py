@@ -6,6 +6,7 @@ import importlib
 import re
 from types import ModuleType
 
+from workgym.core.errors import ConfigError
 from workgym.core.missing_extra import missing
 from workgym.core.tasks import SplitSpec
 
@@ -16,12 +17,17 @@ SUITE_SPLIT = SplitSpec(salt="workgym-suite", train=0.0, dev=0.0, test=1.0)
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 
 
-def require(module: str, suite: str) -> ModuleType:
-    """Import a package of the `[suites]` extra, or say how to install it."""
+def require(module: str, suite: str, *, install: str | None = None) -> ModuleType:
+    """Import a package of the `[suites]` extra, or say how to install it; `install` is the
+    line for a package that no extra installs."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise missing(exc, "suites", suite) from exc
+        if install is None:
+            raise missing(exc, "suites", suite) from exc
+        raise ConfigError(
+            f"{suite} needs {module} ({exc}), which no extra installs: {install}"
+        ) from exc
 
 
 def tagged_answer(text: object) -> str | None:
