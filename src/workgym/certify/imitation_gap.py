@@ -55,6 +55,7 @@ from workgym.certify.gap_null import (
     same_data_null,
 )
 from workgym.certify.teacher_forcing import TaskScore, score_task
+from workgym.core.missing_extra import require
 from workgym.core.next_action import next_action_oracle
 from workgym.run.gold import gold_trajectory
 
@@ -438,6 +439,7 @@ def plot(report: ImitationReport, path: Path) -> None:
     """Three panels, one colour per model: Bland-Altman (tf - f against the mean of the two,
     with the null's range of the bias), own-prefix against gold-prefix step accuracy (the
     diagonal is no exposure bias), and predicted against observed free success."""
+    require("plots", "the imitation-gap chart", "matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workgym.certify.schema import Certificate, Comparison, LearningCurve
+from workgym.core.missing_extra import require
 
 BASE = "#4e79a7"
 CAND = "#e15759"
@@ -19,6 +20,7 @@ REFS = ("#4e79a7", "#76b7b2", "#9c755f", "#bab0ac")
 
 
 def _figure(width: float, height: float) -> tuple[Any, Any]:
+    require("plots", "the certificate's charts", "matplotlib")
     import matplotlib
 
     matplotlib.use("Agg", force=False)

@@ -23,6 +23,7 @@ from workgym.certify.schema import Certificate, Frozen, LooksRecord, PolicyRecor
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
+from workgym.core.missing_extra import require
 from workgym.core.version import __version__
 from workgym.run.policy import Policy, recorded_placement
 from workgym.run.preflight import models_reachable
@@ -127,6 +128,7 @@ def _complete(run: Path, n: int, epochs: int) -> bool:
 
 async def certify_async(req: Request) -> tuple[Certificate, Path, Path]:
     """Run what is missing and write certificate.json + certificate.html; return their paths."""
+    require("plots", "the certificate's report", "matplotlib")  # before any run, not after
     if req.from_runs:
         env, ref, task_runs, suite_runs, pair = _from_runs(req)
         epochs, seed, n_items = task_runs[2].epochs, task_runs[2].seed, task_runs[2].n_tasks

@@ -59,6 +59,8 @@ def _entry_point_loader(ep: EntryPoint, kind: str) -> Callable[[], object]:
     def load() -> object:
         try:
             return ep.load()
+        except ConfigError:  # a MissingExtra (core/missing_extra.py): it already names the extra
+            raise
         except ImportError as exc:
             raise ConfigError(
                 f"{kind} {ep.name!r} ({ep.value}) cannot be imported ({exc}); install the extra "

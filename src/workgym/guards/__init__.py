@@ -1,4 +1,4 @@
-"""Guards against reward hacking (GUARDS.md): probes, baselines, the transcript audit, reviews
+"""Guards against reward hacking (docs/guards.md): probes, baselines, the transcript audit, reviews
 and the admission gate.
 
 Import from the module that defines a name: `guards.attack` (`attack_async`, `AttackReport`),

@@ -1,5 +1,6 @@
-"""The admission gate (GUARDS.md): training and certification refuse an environment that has not
-passed `workgym check`, unless forced, and a forced run says so in its run.json and certificate.
+"""The admission gate (docs/guards.md, Admission): training and certification refuse an
+environment that has not passed `workgym check`, unless forced, and a forced run says so in its
+run.json and certificate.
 
 Where the record lives: `admission.json` in the admission directory, keyed by environment content
 hash (so any change to tasks, tools, limits or data needs a new check). The `workgym check`

@@ -1,4 +1,4 @@
-"""The transcript audit: deterministic flags on every episode (GUARDS.md, section 3).
+"""The transcript audit: deterministic flags on every episode (docs/guards.md).
 
 Flags are strings `kind` or `kind:reason` with kind in FLAG_KINDS. They are computed when an
 episode finishes, by the run layer's default finisher (`record_audit`, see workgym.run.finish),
@@ -72,7 +72,7 @@ def audit(env: Environment, task: Task, ep: Episode) -> Findings:
 
 def record_audit(env: Environment, task: Task, ep: Episode) -> None:
     """The default finisher: audit the episode and write the findings into its record."""
-    findings = audit(env, task, ep)  # GUARDS.md: every episode is audited
+    findings = audit(env, task, ep)  # docs/guards.md: every episode is audited
     ep.flags, ep.flag_sites, ep.flag_details = findings.flags, findings.sites, findings.details
 
 

@@ -1,4 +1,4 @@
-"""The generic detectors of the transcript audit (GUARDS.md, section 3).
+"""The generic detectors of the transcript audit (docs/guards.md, The transcript audit).
 
 Each detector reads a `View` and yields `Raised(flag, at)`: the flag, and the index in
 `Episode.messages` of the assistant message that raised it (the call that peeked or wrote, the

@@ -1,4 +1,4 @@
-"""Baselines that must stay near zero (GUARDS.md, section 2): null, constant, enumerating, random.
+"""Baselines that must stay near zero (docs/guards.md): null, constant, enumerating, random.
 
 They are ordinary runs of test doubles (`scripted/baseline-<name>`) through the runner, so their
 run directories sit next to real runs and their rewards are reported beside real results. The

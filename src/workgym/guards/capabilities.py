@@ -1,5 +1,5 @@
 """What an environment offers the guards, in one place: capability tags, the Protocols an
-environment may satisfy, and the default behaviour when it does not (GUARDS.md).
+environment may satisfy, and the default behaviour when it does not (docs/guards.md).
 
 A probe attacks a *kind* of verifier (a single final answer, a result set, tool calls, a state
 diff, a structured conclusion, an LLM judge), not a particular environment. What code can see is
@@ -211,7 +211,7 @@ def other_task_gold(tasks: TaskSet, task: Task) -> Any:
 
 
 class ResultSet(BaseModel):
-    """A result set as the verifier's semantics see it (VERIFIERS.md, SQL result sets)."""
+    """A result set as the verifier's semantics see it (docs/warehouse.md, SQL result sets)."""
 
     columns: list[str]
     rows: list[list[Any]] = Field(default_factory=list)

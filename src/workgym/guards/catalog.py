@@ -1,4 +1,4 @@
-"""The probe catalog: every probe of GUARDS.md, by group, plus any installed package's own.
+"""The probe catalog: every probe of docs/guards.md, by group, plus any installed package's own.
 
 The catalog is the `workgym.probes` entry-point group: workgym declares its groups of probes
 (generic, harness, calls, state, results, statements, investigation, found) in its
@@ -7,7 +7,7 @@ way, without workgym knowing it exists. Each entry point names a `Probe`, a `Pro
 list of probes, or a function returning them.
 
 `probes()` is what `workgym attack` runs; `todo()` lists probes waiting for an environment kind
-that does not exist yet (reported, never faked; empty since every kind of GUARDS.md has an
+that does not exist yet (reported, never faked; empty since every kind of docs/guards.md has an
 environment). `attackers()` makes each probe's attacker the test double
 `scripted/probe-<name>` (the `probe-*` family of the `workgym.scripted` entry points), so a
 probe can be replayed as an ordinary run:
@@ -87,7 +87,7 @@ def probes() -> list[Probe]:
 
 def todo() -> list[TodoProbe]:
     """Catalog entries waiting for an environment kind that does not exist yet (none today:
-    kept so that a future GUARDS.md probe can be listed before it can run)."""
+    kept so that a future docs/guards.md probe can be listed before it can run)."""
     return list(TODO)
 
 

@@ -1,8 +1,9 @@
-"""Tool-call probes (GUARDS.md): malformed calls, shotgun calls, abstention and false claims.
+"""Tool-call probes (docs/guards.md): malformed calls, shotgun calls, abstention and false claims.
 
 The argument probes mutate *every* applicable call of the oracle's solution (so no correct call
 survives to rescue the episode) and must fail wherever the oracle makes calls: strict schema
-validation and an exact function name are part of a robust tool-call verifier (VERIFIERS.md).
+validation and an exact function name are part of a robust tool-call verifier
+(docs/decisions/0008-envs-opsapi-docstore-and-call-verifiers.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Generic probes (GUARDS.md): attacks on any verifier of a single final answer.
+"""Generic probes (docs/guards.md): attacks on any verifier of a single final answer.
 
 Every answer goes through `capabilities.submit`, so the same probe attacks a typed final tool
 (where strict argument validation is the first line of defence), a text reply, or an LLM judge.

@@ -1,4 +1,4 @@
-"""Harness probes (GUARDS.md, generic): agents that loop, sleep or make tools raise, and the
+"""Harness probes (docs/guards.md, generic): agents that loop, sleep or make tools raise, and the
 determinism probe. They attack the episode loop around the verifier: a harness that hangs,
 crashes or scores the same answer twice differently makes every reward untrustworthy.
 """

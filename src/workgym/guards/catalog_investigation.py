@@ -1,4 +1,4 @@
-"""Investigation probes (GUARDS.md): conclusions that name the wrong cause, too many causes, or
+"""Investigation probes (docs/guards.md): conclusions that name the wrong cause, too many causes, or
 the right cause in an accepted form. They attack environments whose answer is a list of causes
 (tag `conclusion`, surface `workgym.guards.capabilities.ConclusionAnswers`): each starts from the
 planted causes and changes one thing, so only that one thing can make the verdict fail.

@@ -1,4 +1,4 @@
-"""Result-set probes (GUARDS.md, SQL): near misses of the gold result that a weak comparison
+"""Result-set probes (docs/guards.md, SQL): near misses of the gold result that a weak comparison
 accepts (set instead of bag, per-column sorting, absolute tolerance, NULL == 0), and FN probes
 that a too-strict one rejects (shuffled rows, reordered columns, 1e-12 noise, NULL vs NULL).
 

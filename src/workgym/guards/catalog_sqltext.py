@@ -1,4 +1,4 @@
-"""SQL-statement probes (GUARDS.md, SQL): queries that write, escape the sandbox, hard-code the
+"""SQL-statement probes (docs/guards.md, SQL): queries that write, escape the sandbox, hard-code the
 gold, or are a neighbour of the gold query. They attack environments whose agent submits SQL
 (SqlChannel): a robust verifier rejects writes and side effects with the data unchanged, and
 separates hard-coded answers and neighbours from the gold query on fuzzed test databases.

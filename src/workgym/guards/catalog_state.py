@@ -1,4 +1,4 @@
-"""Tool-call probes that need the environment's records (GUARDS.md, tool calls): collateral
+"""Tool-call probes that need the environment's records (docs/guards.md, tool calls): collateral
 edits, a forbidden tool, dependent calls out of order. The environment builds the attack turns
 (`workgym.guards.capabilities.StateAttacks`), because only it knows which other record exists or
 which endpoint is forbidden; the probe plays them through the real tools and expects a failure.

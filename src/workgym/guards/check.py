@@ -5,7 +5,7 @@ episode twice must give the same verdict (else rewards are noise), a policy that
 must score near zero (else the reward pays for nothing), data files too large to hash on every
 load must still be the ones the tasks were generated against, every probe must get its expected
 verdict on every family, the constant and enumerating baselines must stay under their
-thresholds, and every split must hold tasks (GUARDS.md, admission gate). The result is recorded
+thresholds, and every split must hold tasks (docs/guards.md, Admission). The result is recorded
 in admission.json (workgym.guards.admission), which training and certification read.
 
 A check of an unchanged environment is re-used: when `out/check.json` and the admission record

@@ -186,7 +186,7 @@ def counted(
 
     Errors and limit hits are failures (in both arms alike); a verifier error is a failure that
     is counted separately; a success that carries an audit flag is not a success until a person
-    accepted every flag it carries (GUARDS.md; workgym.guards.review), and then it is
+    accepted every flag it carries (docs/guards.md; workgym.guards.review), and then it is
     `reviewed` (counted, and reported as such).
     """
     verdict = record.get("verdict") or {}

@@ -27,9 +27,10 @@ def episode_seed(run_seed: int, task_id: str, epoch: int) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttemptSpec:
-    """What one attempt needs; the split is always the task's own (also for a run over "all")."""
+    """What one attempt needs; the split is always the task's own (also for a run over "all").
+    Keyword-only, like `Job`: its ints and float side by side are easy to pass out of order."""
 
     env: Environment
     """The environment the task belongs to."""

@@ -5,7 +5,7 @@ on a finished episode is a finisher, a function of (environment, task, episode) 
 own typed fields of the record, composed here the way Gymnasium's `make()` composes its checker
 and wrappers around an environment. Every producer of episodes (runner, Gym facade, served
 sessions, trainers' rollouts, teams) finishes through `finish_episode`, so every episode gets
-every default finisher exactly once (GUARDS.md).
+every default finisher exactly once (docs/guards.md).
 
 The default finishers are the `workgym.finishers` entry points of every installed distribution,
 applied in name order: workgym declares the transcript audit (`audit`, in `workgym.guards`, a

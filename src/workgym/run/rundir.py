@@ -14,16 +14,22 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from workgym.core import datafiles
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
+from workgym.core.missing_extra import missing
+
+if TYPE_CHECKING:
+    from workgym.core.environment import Environment
+    from workgym.core.run_limits import RunLimits
+    from workgym.run.policy import Policy
 
 RUN_FORMAT = "workgym-run/1"
 RUN_JSON = "run.json"
@@ -89,6 +95,45 @@ class RunSpec(BaseModel):
     """`--sample N`: the run plays a seeded, family-stratified sample of N tasks (run.sample)."""
     run_limits: dict[str, Any] | None = None
     """The run's own per-episode budgets (core.run_limits), when it set any."""
+
+    @classmethod
+    def for_run(
+        cls,
+        env: Environment,
+        policy: Policy,
+        *,
+        split: str,
+        epochs: int,
+        seed: int,
+        n_tasks: int,
+        env_ref: str | None = None,
+        forced: Iterable[str] = (),
+        sample: int | None = None,
+        run_limits: RunLimits | None = None,
+    ) -> RunSpec:
+        """The spec of a run of `policy` on `env`, read the same way by every writer of a run
+        directory (eval, served episodes, GRPO): the environment's identity, limits and split
+        design, the policy's description, hash and placement. `env_ref` is how the run was
+        asked for (an id or a saved folder); by default the environment's folder, else its id.
+        Run limits that are all off are no limits, so a run from before them resumes."""
+        return cls(
+            env_id=env.id,
+            env_version=env.version,
+            env_hash=env.content_hash(),
+            env_ref=env_ref if env_ref is not None else str(env.root or env.id),
+            policy=policy.describe(),
+            policy_hash=policy.hash,
+            split=split,
+            epochs=epochs,
+            seed=seed,
+            n_tasks=n_tasks,
+            limits=env.limits.model_dump(),
+            split_spec=env.taskset.split_spec.model_dump(),
+            forced=sorted(forced),
+            placement=policy.placement.describe() if policy.placement is not None else {},
+            sample=sample,
+            run_limits=None if run_limits is None or run_limits.off() else run_limits.model_dump(),
+        )
 
     def identity(self) -> dict[str, Any]:
         return self.model_dump(exclude={"created_at", "versions", "env_ref", "placement"})
@@ -273,7 +318,10 @@ def read_spec(path: str | Path) -> RunSpec:
 
 def connect_runs(paths: list[Path]) -> Any:
     """DuckDB over one or more run directories' JSONL, for ad-hoc analysis in SQL."""
-    import duckdb
+    try:
+        import duckdb
+    except ImportError as exc:
+        raise missing(exc, "viewer", "SQL over run folders") from exc
 
     files = [
         str(datafiles.check_regular(p / EPISODES)) for p in paths if datafiles.present(p / EPISODES)

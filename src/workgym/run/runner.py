@@ -122,26 +122,17 @@ async def eval_async(
         tasks = stratified_sample(tasks, o.sample, o.seed)
     if o.limit is not None:
         tasks = tasks[: o.limit]
-    spec = RunSpec(
-        env_id=environment.id,
-        env_version=environment.version,
-        env_hash=environment.content_hash(),
-        env_ref=str(env if not isinstance(env, Environment) else environment.root or env.id),
-        policy=policy.describe(),
-        policy_hash=policy.hash,
+    spec = RunSpec.for_run(
+        environment,
+        policy,
         split=split,
         epochs=epochs,
         seed=o.seed,
         n_tasks=len(tasks),
-        limits=environment.limits.model_dump(),
-        split_spec=environment.taskset.split_spec.model_dump(),
-        forced=sorted(o.forced),
-        placement=policy.placement.describe() if policy.placement is not None else {},
+        env_ref=None if isinstance(env, Environment) else str(env),
+        forced=o.forced,
         sample=o.sample,
-        # limits that are all off are no limits: a run from before run limits resumes with them off
-        run_limits=None
-        if o.run_limits is None or o.run_limits.off()
-        else o.run_limits.model_dump(),
+        run_limits=o.run_limits,
     )
     run_dir = RunDir.open(out or default_out(environment, policy, split), spec)
     done = run_dir.finished()
@@ -149,7 +140,14 @@ async def eval_async(
     todo = [(t, e) for e in range(epochs) for t in tasks if (t.id, e) not in done.difference(retry)]
     total = len(tasks) * epochs
     job = Job(
-        environment, policy, split, o.seed, todo, o.concurrency, o.max_retries, o.retry_backoff_s
+        env=environment,
+        policy=policy,
+        split=split,
+        run_seed=o.seed,
+        todo=todo,
+        concurrency=o.concurrency,
+        max_retries=o.max_retries,
+        retry_backoff_s=o.retry_backoff_s,
     )
     label = o.label or f"eval {environment.id}"
     if o.progress and done and todo:

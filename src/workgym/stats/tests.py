@@ -1,4 +1,4 @@
-"""Closed-form statistics of the certificate (see docs: shared/design/CERTIFICATE.md).
+"""Closed-form statistics of the certificate (docs/certificate.md).
 
 Conventions: ``d_i = candidate_i - baseline_i`` (pairs matched by position);
 ``alternative="greater"`` means "the candidate is better". Intervals follow the alternative: a

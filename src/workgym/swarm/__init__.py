@@ -1,4 +1,4 @@
-"""Swarms: several agents on one task, and comparisons at equal cost (PLAYBOOK.md, Swarms).
+"""Swarms: several agents on one task, and comparisons at equal cost (docs/swarms.md).
 
 A swarm is a `Team` (workgym.run.policy): it takes the model's place in a Policy, so
 `Policy(Attempts(...), playbook=...)` runs through eval, the playbook trainer and the certificate

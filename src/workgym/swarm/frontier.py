@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workgym.core.missing_extra import require
 from workgym.swarm.compare import Comparison
 
 LINE = "#4e79a7"
@@ -17,6 +18,7 @@ TARGET = "#e15759"
 def frontier_png(comp: Comparison, path: Path) -> Path:
     """Each run with 95% CIs on both axes; baseline runs joined in order of cost; a dotted arrow
     from each target down (or up) to the baseline's reward at its cost, where that exists."""
+    require("plots", "the swarm's frontier chart", "matplotlib")
     import matplotlib
 
     matplotlib.use("Agg", force=False)

@@ -1,4 +1,4 @@
-"""Verifiers: what "correct" means for each kind of answer (see VERIFIERS.md).
+"""Verifiers: what "correct" means for each kind of answer.
 
 Each verifier declares its semantics and returns a `workgym.core.verdict.Verdict` that says why
 as well as how much. SQL answers live in `sql` (result-set comparison and the `verify_sql` entry

@@ -1,7 +1,8 @@
 """Tool-call verification: the call reaches the right function with valid arguments, and the
 world ends up as asked — with nothing else changed.
 
-Semantics (VERIFIERS.md, "Tool calls"), declared here and attacked by the probes of GUARDS.md:
+Semantics (docs/decisions/0008-envs-opsapi-docstore-and-call-verifiers.md), declared here and
+attacked by the probes of docs/guards.md:
 
 - The function name is exact: a near-duplicate name is a different function.
 - Arguments are validated against the JSON schema the agent was shown, strictly: "5" is not 5,

@@ -1,7 +1,7 @@
 """Conclusions from documents: the agent names the cause that was really planted.
 
-Semantics (VERIFIERS.md, "Conclusions"), declared here and attacked by the investigation probes
-of GUARDS.md:
+Semantics (docs/investigate.md, Verification), declared here and attacked by the investigation
+probes of docs/guards.md:
 
 - Cause types come from a closed vocabulary. A declared alias ("bad deploy") is the same type as
   its canonical name (`deploy_regression`); matching unifies case and the separators space,

@@ -16,8 +16,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import sqlglot
-from sqlglot import exp
+from workgym.core.missing_extra import missing
+
+try:
+    import sqlglot
+    from sqlglot import exp
+except ImportError as exc:
+    raise missing(exc, "warehouse", "SQL verification") from exc
 
 from workgym.core.verdict import Status, Verdict
 from workgym.verifiers.sql_compare import Comparison, SqlAnswerSpec, compare_results

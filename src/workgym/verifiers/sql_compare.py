@@ -1,4 +1,4 @@
-"""Result-set comparison with declared semantics (VERIFIERS.md, "SQL result sets").
+"""Result-set comparison with declared semantics (docs/warehouse.md, Verification).
 
 Every rule here closes a false-pass path that a published scorer left open, or a false-fail path
 that punishes a right answer:

@@ -32,8 +32,14 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-import duckdb
 from pydantic import BaseModel, Field
+
+from workgym.core.missing_extra import missing
+
+try:
+    import duckdb
+except ImportError as exc:
+    raise missing(exc, "warehouse", "SQL verification") from exc
 
 from workgym.verifiers.duckdb_warm import ensure_warm
 from workgym.verifiers.pg_plan_bound import plan_problem

@@ -1,5 +1,5 @@
 """The test suite of fuzzed databases: small copies of the warehouse that separate the gold query
-from its neighbours (VERIFIERS.md, rule 5).
+from its neighbours (docs/decisions/0013-verifiers-sql-readonly-and-fuzz-suite.md).
 
 A candidate that matches the gold on the real database may still be wrong: `>=` for `>` agrees
 when no row sits on the boundary, LEFT for INNER agrees when no row is an orphan. So next to the
@@ -27,8 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from pydantic import BaseModel, Field
+
+from workgym.core.missing_extra import missing
+
+try:
+    import duckdb
+except ImportError as exc:
+    raise missing(exc, "warehouse", "SQL verification") from exc
 
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, resolve_order_keys, verify_sql
 from workgym.verifiers.sql_compare import compare_results

@@ -11,10 +11,16 @@ from __future__ import annotations
 import re
 from typing import Literal, cast
 
-import sqlglot
 from pydantic import BaseModel
-from sqlglot import exp
-from sqlglot.errors import ParseError, SqlglotError, TokenError
+
+from workgym.core.missing_extra import missing
+
+try:
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError, SqlglotError, TokenError
+except ImportError as exc:
+    raise missing(exc, "warehouse", "SQL verification") from exc
 
 from workgym.verifiers.sql_value_size import growth_problem, size_problem
 

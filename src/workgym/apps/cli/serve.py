@@ -62,6 +62,9 @@ def serve_cmd(
 
     from rich.console import Console
 
+    from workgym.core.missing_extra import require
+
+    require("serve", "workgym serve", "fastapi", "uvicorn")  # before the environment loads
     err = Console(stderr=True, soft_wrap=True)  # stdout is the MCP channel with --mcp
     environment = load_env(env, imports)
     if mcp:

@@ -43,7 +43,7 @@ def serve_model_cmd(
     except ImportError as exc:
         raise ConfigError(
             f"serve-model needs the [train] and [serve] extras ({exc}): "
-            "pip install torch==2.13.0 && pip install 'workgym[train,smol]'"
+            "pip install torch==2.13.0 && pip install 'workgym[train,smol,serve]'"
         ) from exc
     served = HFModel(model, max_new_tokens=max_new_tokens)
     model_id = model.removeprefix("hf/")

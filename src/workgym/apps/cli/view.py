@@ -23,6 +23,9 @@ def view(
 ) -> None:
     """Read transcripts against ground truth in a local web viewer (read-only except flag
     reviews)."""
+    from workgym.core.missing_extra import require
+
+    require("viewer", "workgym view", "fastapi", "uvicorn", "duckdb")
     import uvicorn
     from rich.console import Console
 

@@ -120,19 +120,8 @@ class Recorder:
     """
 
     def __init__(self, env: Environment, policy: Policy, out: str | Path) -> None:
-        spec = RunSpec(
-            env_id=env.id,
-            env_version=env.version,
-            env_hash=env.content_hash(),
-            env_ref=str(env.root or env.id),
-            policy=policy.describe(),
-            policy_hash=policy.hash,
-            split="served",
-            epochs=1,
-            seed=0,
-            n_tasks=len(env.taskset),
-            limits=env.limits.model_dump(),
-            split_spec=env.taskset.split_spec.model_dump(),
+        spec = RunSpec.for_run(
+            env, policy, split="served", epochs=1, seed=0, n_tasks=len(env.taskset)
         )
         self.run = RunDir.open(out, spec)
         self.epochs = Counter(task_id for task_id, _ in self.run.finished())

@@ -104,7 +104,7 @@ class DocStore(Environment):
     def oracle(self, task: Task) -> list[Message]:
         return self.submit_causes(task, task.answer, text="Root cause(s) from the documents.")
 
-    # -- guard hooks: what the investigation probes of GUARDS.md need -------------------------
+    # -- guard hooks: what the investigation probes of docs/guards.md need -------------------------
 
     def submit(self, task: Task, answer: Any, text: str = "") -> list[Message]:
         """Submit `answer` (a list of causes) as the conclusion, with `text` as the summary."""

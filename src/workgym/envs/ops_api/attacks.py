@@ -1,6 +1,6 @@
 """Attack turns for the tool-call probes that need to know this environment's records.
 
-GUARDS.md lists three tool-call exploits a generic probe cannot build from the oracle alone:
+docs/guards.md lists three tool-call exploits a generic probe cannot build from the oracle alone:
 reaching the goal but also changing another record (collateral), reaching it through a forbidden
 endpoint, and making dependent calls out of order. Each function returns assistant turns that
 play the exploit through the real tools (the changes really happen on the server), or None when

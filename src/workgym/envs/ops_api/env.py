@@ -177,7 +177,7 @@ class OpsApi(Environment):
     def oracle(self, task: Task) -> list[Message]:
         return attacks.oracle_turns(task)
 
-    # -- guard hooks: what the tool-call probes of GUARDS.md need to know about this env -------
+    # -- guard hooks: what the tool-call probes of docs/guards.md need to know about this env --
 
     def attack_collateral(self, task: Task) -> list[Message] | None:
         """The oracle's solution plus a real change to another record (must fail)."""

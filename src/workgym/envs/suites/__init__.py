@@ -1,4 +1,4 @@
-"""Regression suites: general abilities a job-specific agent must keep (CERTIFICATE.md).
+"""Regression suites: general abilities a job-specific agent must keep (docs/certificate.md).
 
 Each suite is an ordinary environment, registered by id, so it runs, resumes, checks and views
 like any other; a user adds a suite by writing an environment and passing its id to

@@ -46,7 +46,8 @@ NO_CALL_REPLY = "None of the available functions fits this request, so I will no
 def _data_file(category: str, answers: bool = False) -> Any:
     from importlib.resources import files
 
-    require("bfcl_eval", "suites/bfcl")
+    # no extra installs it: its own pins would downgrade numpy
+    require("bfcl_eval", "suites/bfcl", install="pip install --no-deps bfcl-eval==2026.3.23")
     folder = files("bfcl_eval") / "data"
     if answers:
         folder = folder / "possible_answer"

@@ -7,6 +7,7 @@ import re
 from types import ModuleType
 
 from workgym.core.errors import ConfigError
+from workgym.core.missing_extra import missing
 from workgym.core.tasks import SplitSpec
 
 # Every family of a suite is in the test split, so training code (which only ever receives a
@@ -16,13 +17,16 @@ SUITE_SPLIT = SplitSpec(salt="workgym-suite", train=0.0, dev=0.0, test=1.0)
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 
 
-def require(module: str, suite: str) -> ModuleType:
-    """Import a package of the `[suites]` extra, or say how to install it."""
+def require(module: str, suite: str, *, install: str | None = None) -> ModuleType:
+    """Import a package of the `[suites]` extra, or say how to install it; `install` is the
+    line for a package that no extra installs."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
+        if install is None:
+            raise missing(exc, "suites", suite) from exc
         raise ConfigError(
-            f"{suite} needs the [suites] extra ({exc}): pip install 'workgym[suites]'"
+            f"{suite} needs {module} ({exc}), which no extra installs: {install}"
         ) from exc
 
 

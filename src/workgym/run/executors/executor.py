@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 Record = Callable[["Episode"], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Job:
-    """Everything an executor needs to play the unfinished part of one run."""
+    """Everything an executor needs to play the unfinished part of one run; keyword-only, since
+    three ints and a float side by side are easy to pass in the wrong order."""
 
     env: Environment
     policy: Policy
@@ -39,13 +40,13 @@ class Job:
     def spec(self, task: Task, epoch: int) -> AttemptSpec:
         """The attempt of one (task, epoch) of this job."""
         return AttemptSpec(
-            self.env,
-            self.policy,
-            task,
-            epoch,
-            self.run_seed,
-            self.max_retries,
-            self.retry_backoff_s,
+            env=self.env,
+            policy=self.policy,
+            task=task,
+            epoch=epoch,
+            run_seed=self.run_seed,
+            max_retries=self.max_retries,
+            retry_backoff_s=self.retry_backoff_s,
         )
 
 

@@ -175,7 +175,15 @@ async def play(
     policy = _worker_policy(policy_key, payload)
     task = env.taskset[task_id]
     # the same retries and seeds as the asyncio path; the split is always the task's own
-    spec = AttemptSpec(env, policy, task, epoch, run_seed, max_retries, retry_backoff_s)
+    spec = AttemptSpec(
+        env=env,
+        policy=policy,
+        task=task,
+        epoch=epoch,
+        run_seed=run_seed,
+        max_retries=max_retries,
+        retry_backoff_s=retry_backoff_s,
+    )
     episode = await attempt(spec)
     return episode.model_dump_json()
 

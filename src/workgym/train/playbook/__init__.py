@@ -1,4 +1,4 @@
-"""Frozen weights, learned playbook (shared/design/PLAYBOOK.md), built of small parts.
+"""Frozen weights, learned playbook (docs/playbook.md), built of small parts.
 
 Data: `entries` (Entry), `playbook` (Playbook, save/load), `deltas` (Delta, apply_deltas),
 `ledger` (Ledger). Steps: `sampling` (batches, failure replay), `rollouts` (cached runs on a

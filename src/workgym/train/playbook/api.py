@@ -10,6 +10,7 @@ from typing import Any
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
+from workgym.core.missing_extra import require
 from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
@@ -54,6 +55,7 @@ async def train_playbook_async(
     The reflector defaults to the agent's own model. Re-running with the same `out` and the same
     settings resumes the run and ends with the same playbook an uninterrupted run would.
     """
+    require("plots", "the playbook's learning curve", "matplotlib")  # before training, not after
     environment = env if isinstance(env, Environment) else load(env)
     agent = get_model(model, base_url=base_url, api_key=api_key)
     if reflector is None:

@@ -1,4 +1,4 @@
-"""Settings of a playbook training run. Defaults follow shared/design/PLAYBOOK.md.
+"""Settings of a playbook training run. Defaults follow docs/playbook.md.
 
 Everything here except `concurrency` is part of the run's identity: resuming with other values
 is refused, because the log would no longer describe the run.

@@ -1,6 +1,6 @@
 """The leakage lint: entries must teach a skill, not smuggle answers or game the verifier.
 
-Rules (shared/design/PLAYBOOK.md, Guards), each a deterministic check on the entry text:
+Rules (docs/playbook.md, Guards), each a deterministic check on the entry text:
 
 - `answer`: shares a word n-gram with a train answer, or contains a train answer or task id
   as a whole token (answers shorter than `min_chars` are too common to count as a leak);

@@ -1,4 +1,4 @@
-"""The training loop (shared/design/PLAYBOOK.md, steps 0-9): frozen weights, a learned playbook.
+"""The training loop (docs/playbook.md, steps 0-9): frozen weights, a learned playbook.
 
 0. Score every untrained baseline and the seed playbook on dev-select (K rollouts, tokens).
 1-3. Sample a batch (part failure replay), roll out G seeded episodes per task, take group

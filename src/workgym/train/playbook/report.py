@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workgym.core.missing_extra import require
 from workgym.stats.proportions import non_inferior
 
 AMORTISE_AT = (100, 1_000, 10_000)
@@ -134,6 +135,7 @@ def plot_learning_curve(
 ) -> Path:
     """Two panels: dev-select reward by iteration against the baselines, and the reward-vs-tokens
     frontier of every configuration."""
+    require("plots", "the playbook's learning curve", "matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
+from workgym.core.missing_extra import require
 from workgym.core.model import Sampling
 from workgym.models.hf import MODEL_META
 from workgym.run.rundir import RUN_JSON, RunDir, RunSpec
@@ -285,20 +286,13 @@ def no_signal_hint(history: list[RolloutStats]) -> str:
 
 
 def _spec(env: Environment, policy: Any, settings: GRPOSettings, tasks: dict[str, Any]) -> RunSpec:
-    return RunSpec(
-        env_id=env.id,
-        env_version=env.version,
-        env_hash=env.content_hash(),
-        env_ref=str(env.root or env.id),
-        policy=policy.describe(),
-        policy_hash=policy.hash,
+    return RunSpec.for_run(
+        env,
+        policy,
         split="train",
         epochs=settings.num_generations,
         seed=settings.seed,
         n_tasks=len(tasks),
-        limits=env.limits.model_dump(),
-        split_spec=env.taskset.split_spec.model_dump(),
-        placement=policy.placement.describe() if policy.placement is not None else {},
     )
 
 
@@ -350,6 +344,7 @@ def _plot(history: list[RolloutStats], path: Path) -> None:
     points = [(s.step, s.mean_reward) for s in history if s.mean_reward is not None]
     if not points:
         return
+    require("plots", "the GRPO reward curve", "matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -176,7 +176,15 @@ class WorkgymRollout:
 
         async def one(task: Task, epoch: int) -> Episode:
             async with gate:
-                spec = AttemptSpec(self.env, policy, task, epoch, self.seed, 0, 0.0)
+                spec = AttemptSpec(
+                    env=self.env,
+                    policy=policy,
+                    task=task,
+                    epoch=epoch,
+                    run_seed=self.seed,
+                    max_retries=0,
+                    retry_backoff_s=0.0,
+                )
                 return await attempt(spec)
 
         episodes = list(await asyncio.gather(*(one(t, e) for t, e in plays)))

@@ -1,6 +1,7 @@
 """The conclusion verifier: does the submitted conclusion name the cause that was planted?
 
-Semantics (VERIFIERS.md, "Conclusions"), declared here and attacked by the investigation probes:
+Semantics (docs/investigate.md, Verification), declared here and attacked by the investigation
+probes:
 
 - Type: the canonical cause type (aliases declared in `vocab`, matched up to case and
   separators) must be the planted one. Several types in one answer ("a, b", "a or b") are not a

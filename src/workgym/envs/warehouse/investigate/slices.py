@@ -9,7 +9,7 @@ The explainer (used by the solvability gate and by findings on real data) measur
 one- and two-dimension slice by how much of a metric's period-over-period change it explains:
 `explained = (change - change without the slice) / change`. Ranking multiplies that by the
 slice's lift (explained share per share of rows), so a precise slice beats a broad one that
-contains it, unless the broad one really moved as a whole (the EWR trap of WAREHOUSE.md).
+contains it, unless the broad one really moved as a whole (the EWR trap of docs/investigate.md).
 """
 
 from __future__ import annotations

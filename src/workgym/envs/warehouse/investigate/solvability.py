@@ -8,9 +8,9 @@ metric's change it explains (`slices.SliceTable.explain`). A planted task is adm
    super-slice), and
 3. it explains at least `MIN_EXPLAINED` of the change.
 
-The measured trap this guards against (WAREHOUSE.md): a delay planted on UA flights from EWR was
-outranked by origin=EWR alone, because EWR had already shifted naturally that week; such a task
-rewards whoever names EWR, so it is rejected and the builder plants again elsewhere.
+The measured trap this guards against (docs/investigate.md): a delay planted on UA flights from
+EWR was outranked by origin=EWR alone, because EWR had already shifted naturally that week; such a
+task rewards whoever names EWR, so it is rejected and the builder plants again elsewhere.
 
 A task with no plant is admitted only when no slice would pass that same test, so "normal
 variation" is the answer an investigator can actually reach.

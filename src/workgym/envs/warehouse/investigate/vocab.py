@@ -1,6 +1,6 @@
 """The closed cause vocabulary of warehouse investigations, with declared aliases.
 
-Eight planted types cover the seven mechanisms of WAREHOUSE.md (volume is either a drop or a
+Eight planted types cover the seven mechanisms of docs/investigate.md (volume is either a drop or a
 duplication, and an investigator must say which), plus `normal_variation` for tasks where nothing
 was planted. Aliases are the words an analyst would use for the same mechanism; they are declared
 here, matched only up to case and separators (`verifiers.conclusion_docs.CauseVocabulary`), so
@@ -28,7 +28,8 @@ CauseType = Literal[
     "clock_shift",
 ]
 PLANTED: tuple[CauseType, ...] = get_args(CauseType)  # in the order declared above
-# The seven mechanisms of WAREHOUSE.md; volume_drop and duplication are one mechanism ("volume").
+# The seven mechanisms of docs/investigate.md; volume_drop and duplication are one mechanism
+# ("volume").
 MECHANISM: dict[str, str] = {t: t for t in PLANTED} | {
     "volume_drop": "volume",
     "duplication": "volume",

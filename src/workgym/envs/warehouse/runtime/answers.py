@@ -3,7 +3,7 @@
 An agent ends a warehouse episode with `submit_answer(answer=...)`, where `answer` is one of the
 models below, chosen by its `kind`. Each task declares the kind it wants (and states it in the
 question) plus the semantics of the comparison in an `AnswerSpec`. The semantics are declared so
-they can be attacked (GUARDS.md) and explained:
+they can be attacked (docs/guards.md) and explained:
 
 - integer: exact equality; "5" is not 5 and true is not 1 (the tool validates strictly).
 - number: both sides rounded to the stated decimal places (half away from zero), then equal;
@@ -15,7 +15,7 @@ they can be attacked (GUARDS.md) and explained:
   removed (the one declared normaliser); only the declared columns are accepted.
 - abstain: the task is unanswerable from the warehouse; the reason code must match.
 - sql: a query whose result is compared with the gold query's on the real snapshot and on the
-  fuzzed test suite (`workgym.verifiers.sql.verify_sql`, see VERIFIERS.md).
+  fuzzed test suite (`workgym.verifiers.sql.verify_sql`, see docs/warehouse.md).
 - conclusion: an investigation conclusion (F9); its schema is `conclusion_answer`, its verifier
   the F9 family's (`investigate.conclusion.verify_conclusion`, reached through `family_plug`).
 """

@@ -1,6 +1,6 @@
 """Keep a draft only if its reference query proves it is a good task.
 
-Rules (WAREHOUSE.md, task families): the reference SQL runs within the time limit on a fresh
+Rules (docs/warehouse.md, task families): the reference SQL runs within the time limit on a fresh
 read-only session; its result size is within the draft's bounds; a second run agrees with the
 first; a top-k answer has a gap between its k-th and (k+1)-th value (a tie at the cut would let
 the tie rule alone decide which group is in the list, so such a draft is dropped). An awkward
