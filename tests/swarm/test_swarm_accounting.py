@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from swarm_doubles import CallLog, Guesser, Talker, records_tokens, seen_text
+from swarm_doubles import CallLog, Guesser, Talker, agents_of, records_tokens, seen_text
 
 import workgym as wg
 from workgym.core.errors import ModelError
@@ -41,12 +41,12 @@ def play(
 
 def assert_exact(ep: wg.Episode, log: CallLog) -> None:
     """The episode's totals are the doubles' own counts, and the sum of its agents' records."""
-    assert ep.agents is not None
-    assert ep.usage.total_tokens == log.tokens() == records_tokens(ep.agents)
-    assert ep.usage.calls == len(log.calls) == sum(a.usage.calls for a in ep.agents)
+    assert ep.team is not None
+    assert ep.usage.total_tokens == log.tokens() == records_tokens(agents_of(ep))
+    assert ep.usage.calls == len(log.calls) == sum(a.usage.calls for a in agents_of(ep))
     assert ep.usage.prompt_tokens == sum(u.prompt_tokens for _, u in log.calls)
     assert ep.usage.completion_tokens == sum(u.completion_tokens for _, u in log.calls)
-    by_role = {r: sum(a.usage.by_role.get(r, 0) for a in ep.agents) for r in ep.usage.by_role}
+    by_role = {r: sum(a.usage.by_role.get(r, 0) for a in agents_of(ep)) for r in ep.usage.by_role}
     assert by_role == ep.usage.by_role
 
 
@@ -54,14 +54,14 @@ def test_attempts_count_every_agents_tokens_once() -> None:
     log = CallLog()
     ep = play(ToyShop(), wg.Policy(Attempts(Guesser(log, pad=5), n=4)))
     assert_exact(ep, log)
-    assert [a.name for a in ep.agents or []] == [f"attempt-{j}" for j in range(4)]
+    assert [a.name for a in agents_of(ep)] == [f"attempt-{j}" for j in range(4)]
     per_label = log.by_label()
-    for j, agent in enumerate(ep.agents or []):
+    for j, agent in enumerate(agents_of(ep)):
         assert agent.usage.total_tokens == per_label[f"guess-{j}"]  # each attempt its own calls
         assert agent.role == "solver" and agent.turns == 2 and agent.submitted
-    (chosen,) = [a for a in ep.agents or [] if a.selected]
+    (chosen,) = [a for a in agents_of(ep) if a.selected]
     assert chosen.transcript == [] and ep.answer == chosen.answer  # its transcript is the episode's
-    assert all(a.transcript for a in ep.agents or [] if not a.selected)
+    assert all(a.transcript for a in agents_of(ep) if not a.selected)
     assert ep.model == "swarm/vote4:scripted/guess" and ep.seed == 7
 
 
@@ -73,7 +73,7 @@ def test_roles_count_every_agents_tokens_once_and_the_checker_can_send_work_back
     env = ToyShop()
     ep = play(env, wg.Policy(team, system_prompt="Be careful."))
     assert_exact(ep, log)
-    roles = {a.role: a for a in ep.agents or []}
+    roles = {a.role: a for a in agents_of(ep)}
     assert list(roles) == ["planner", "executor", "checker"]
     per_label = log.by_label()
     assert roles["planner"].usage.total_tokens == per_label["planner"]
@@ -100,7 +100,7 @@ def test_one_attempt_is_exactly_the_single_agent() -> None:
     assert swarm.answer == single.answer and swarm.reward == single.reward
     assert swarm.usage.total_tokens == single.usage.total_tokens
     assert [m.content for m in swarm.messages] == [m.content for m in single.messages]
-    assert single.agents is None and swarm.agents is not None
+    assert single.team is None and swarm.team is not None
 
 
 def test_a_budget_stops_spawning_attempts_and_caps_the_spend() -> None:
@@ -108,13 +108,13 @@ def test_a_budget_stops_spawning_attempts_and_caps_the_spend() -> None:
     one = play(env, wg.Policy(Guesser(CallLog()))).usage.total_tokens
     log = CallLog()
     ep = play(env, wg.Policy(Attempts(Guesser(log), n=10, budget_tokens=int(2.5 * one))))
-    assert len(ep.agents or []) == 2  # a third attempt would not fit in 2.5 attempts' tokens
+    assert len(agents_of(ep)) == 2  # a third attempt would not fit in 2.5 attempts' tokens
     assert ep.usage.total_tokens == 2 * one <= 2.5 * one
     assert_exact(ep, log)
     # a budget below one attempt: the running attempt is cut at the budget (plus one call)
     log = CallLog()
     ep = play(env, wg.Policy(Attempts(Guesser(log), n=10, budget_tokens=one // 3)))
-    assert len(ep.agents or []) == 1 and ep.outcome == "truncated"
+    assert len(agents_of(ep)) == 1 and ep.outcome == "truncated"
     assert ep.truncation == "max_tokens" and len(log.calls) == 1
     assert ep.verdict is not None and ep.verdict.status == wg.Status.no_answer
 
@@ -131,7 +131,7 @@ def test_a_role_swarms_budget_truncates_the_executor_and_skips_the_checker() -> 
     ep = play(ToyShop(), wg.Policy(team))
     assert_exact(ep, log)
     assert ep.outcome == "truncated" and ep.truncation == "max_tokens"
-    assert checker.prompts == [] and [a.turns for a in ep.agents or []] == [1, 1, 0]
+    assert checker.prompts == [] and [a.turns for a in agents_of(ep)] == [1, 1, 0]
     last_call = log.calls[-1][1].total_tokens
     assert 600 <= ep.usage.total_tokens < 600 + last_call  # over by less than one call
 
@@ -149,8 +149,8 @@ def test_the_verifier_scores_only_the_selected_answer_and_the_vote_cannot_peek()
         judge.prompts[0]
     )  # nobody guessed it; nobody leaked it
     assert_exact(ep, log)
-    assert [a.role for a in ep.agents or []] == ["solver"] * 3 + ["selector"]
-    assert (ep.agents or [])[1].selected and ep.answer == (ep.agents or [])[1].answer
+    assert [a.role for a in agents_of(ep)] == ["solver"] * 3 + ["selector"]
+    assert agents_of(ep)[1].selected and ep.answer == agents_of(ep)[1].answer
 
 
 def test_plurality_takes_the_most_frequent_answer_and_the_earliest_on_ties() -> None:

@@ -2,7 +2,7 @@
 
 A swarm is a `Team` (workgym.run.policy): it takes the model's place in a Policy, so
 `Policy(Attempts(...), playbook=...)` runs through eval, the playbook trainer and the certificate
-like any policy, and every agent's tokens are recorded in `Episode.agents`.
+like any policy, and every agent's tokens are recorded in `Episode.team`.
 
 - `Attempts`: independent attempts with a vote (self-consistency) or a judge (best-of-k); with a
   token budget per task it is also the cost-matched single-agent baseline.

@@ -6,7 +6,7 @@ certificate like any policy. Each attempt is an ordinary episode with its own fr
 (`env.toolkit(task, seed=sub_seed)`) and sampling seed; attempt 0 uses the episode's own seed, so
 one attempt is exactly the single agent. Attempts are never scored: only the selected attempt's
 episode meets the verifier, once, as the swarm's episode. The others stay in the record as
-bounded sub-transcripts, with every agent's tokens (`Episode.agents`).
+bounded sub-transcripts, with every agent's tokens (`Episode.team`).
 
 With `budget_tokens`, the swarm stops spawning attempts when the next one would not fit (the
 spend so far plus the mean cost of a finished attempt), and truncates a running attempt once the

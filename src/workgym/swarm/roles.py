@@ -8,7 +8,7 @@
   `max_reviews` reviews a submission is accepted unreviewed. The checker needs a final tool.
 
 They share one playbook, a section per role (see `sections`), and each role may have its own
-model. Every agent's tokens are its own (`Episode.agents`), summed exactly into the episode's
+model. Every agent's tokens are its own (`Episode.team`), summed exactly into the episode's
 usage; `budget_tokens` caps the total (once it is spent the executor is truncated and no more
 reviews are asked for). Like every team, only the one final episode is scored.
 """

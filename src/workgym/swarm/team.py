@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from workgym.core.driver import EpisodeDriver
-from workgym.core.episode import AgentRecord, Episode
+from workgym.core.episode import AgentRecord, Episode, TeamRecord
 from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
@@ -56,7 +56,7 @@ async def finish_as_team(
     """Turn one agent's episode into the team's: the team's identity, every agent's record, the
     exact total usage; then score it (once) through the driver."""
     ep = driver.episode
-    ep.agents = agents
+    ep.team = TeamRecord(agents=agents)
     ep.usage = sum_usage(a.usage for a in agents)
     ep.model = policy.model_name
     ep.policy_hash = policy.hash
