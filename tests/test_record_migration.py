@@ -10,12 +10,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from workgym.apps.viewer.episode_view import build_steps, flag_view
 from workgym.certify.certificate import recompute
 from workgym.core.episode import Episode, record_agents, record_flags, upgrade_record
 from workgym.guards.review import counted
+from workgym.run.policy import Policy, make_policy
 from workgym.run.rundir import RunDir, read_spec
 from workgym.run.summary import role_tokens, summarize
+from workgym.swarm import Attempts, TeamPolicy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "records_v0.1.0"
 TOKENS_RUN = FIXTURES / "runs" / "tokens"
@@ -94,3 +98,18 @@ def test_an_old_certificate_recomputes_byte_identical_from_its_old_runs(tmp_path
     rebuilt, same, changed = recompute(copy / "certificate.json")
     assert same and changed == []
     assert rebuilt.warnings and "4 flagged candidate successes" in rebuilt.warnings[0]
+
+
+def test_a_swarm_policy_keeps_the_identity_it_had_in_the_model_slot() -> None:
+    """Resuming an old swarm run needs the same policy hash; the team now plays through its own
+    Policy subclass (`TeamPolicy`), not from the model slot (decision 0121)."""
+    candidate = CERTIFICATE / "runs" / "task" / "candidate"
+    spec = read_spec(candidate)
+    policy = Attempts("scripted/oracle", n=2).policy()
+    assert isinstance(policy, TeamPolicy) and policy.hash == spec.policy_hash
+    assert policy.describe() == spec.policy and policy.model_name == spec.policy["model"]
+    made = make_policy(Attempts("scripted/oracle", n=2))
+    assert isinstance(made, TeamPolicy) and made.hash == spec.policy_hash
+    assert type(make_policy("scripted/oracle")) is Policy
+    with pytest.raises(TypeError, match=r"is a team, not a model: build its policy with"):
+        Policy(Attempts("scripted/oracle", n=2))  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from workgym.train.playbook.playbook import load_playbook
 
 def test_eval_runs_a_swarm_into_a_resumable_run_directory(tmp_path: Path) -> None:
     def policy() -> wg.Policy:
-        return wg.Policy(Attempts(Guesser(CallLog()), n=3, budget_tokens=400), playbook="- rule")
+        return Attempts(Guesser(CallLog()), n=3, budget_tokens=400).policy(playbook="- rule")
 
     run = wg.eval(ToyShop(), policy=policy(), split="dev", out=tmp_path / "r", progress=False)
     spec = read_spec(tmp_path / "r")
@@ -95,7 +95,7 @@ def certify(tmp: Path, candidate: wg.Policy, name: str) -> Path:
 def test_the_certificate_shows_a_cost_matched_section_when_a_swarm_is_involved(
     tmp_path: Path,
 ) -> None:
-    swarm = wg.Policy(Attempts(Guesser(CallLog(), p=0.3), n=3))
+    swarm = Attempts(Guesser(CallLog(), p=0.3), n=3).policy()
     path = certify(tmp_path, swarm, "swarm")
     data = json.loads(path.read_text())
     section = data["cost_matched"]
