@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from workgym.apps.viewer.episode_view import build_steps, flag_view
+from workgym.apps.viewer.queries import EpisodeFilter, RunQueries
 from workgym.certify.certificate import recompute
 from workgym.core.episode import Episode, record_agents, record_flags, upgrade_record
 from workgym.guards.review import counted
@@ -113,3 +114,15 @@ def test_a_swarm_policy_keeps_the_identity_it_had_in_the_model_slot() -> None:
     assert type(make_policy("scripted/oracle")) is Policy
     with pytest.raises(TypeError, match=r"is a team, not a model: build its policy with"):
         Policy(Attempts("scripted/oracle", n=2))  # type: ignore[arg-type]
+
+
+def test_the_viewer_index_counts_an_old_runs_flags(tmp_path: Path) -> None:
+    run = tmp_path / "tokens"
+    shutil.copytree(TOKENS_RUN, run)  # the fixtures stay as written
+    q = RunQueries()
+    old = raw_lines(TOKENS_RUN)
+    flagged = q.list_episodes(run, EpisodeFilter(flag="process_anomaly:no-tool-use"), limit=10)
+    assert flagged["total"] == len(old) == 2
+    assert q.summary(run).flags == summarize(raw_lines(TOKENS_RUN)).flags
+    record = q.episode(run, old[0]["task_id"], old[0]["epoch"])
+    assert record is not None and record["audit"]["sites"] == old[0]["flag_sites"]
