@@ -41,9 +41,9 @@ from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
 from workgym.run.options import EvalOptions
-from workgym.run.policy import Policy, Team
+from workgym.run.policy import Policy
 from workgym.run.runner import Run, eval_async
-from workgym.swarm import Attempts, Roles
+from workgym.swarm import Attempts, Roles, Team
 from workgym.swarm.compare import Comparison, compare
 from workgym.swarm.frontier import frontier_png
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
@@ -186,11 +186,11 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         for k in ks:
             runs[f"single{suffix}-sc{k}"] = await held_out(
                 f"single{suffix}-sc{k}",
-                Policy(Attempts(agent, n=k), playbook=pb_single, sampling=sampling),
+                Attempts(agent, n=k).policy(playbook=pb_single, sampling=sampling),
                 args,
             )
         runs[f"swarm{suffix}"] = await held_out(
-            f"swarm{suffix}", Policy(team, playbook=pb_swarm, sampling=sampling), args
+            f"swarm{suffix}", team.policy(playbook=pb_swarm, sampling=sampling), args
         )
         # Attempts starts an attempt only if it fits the budget, so a cap at the swarm's cost
         # lands up to one attempt below it, outside the matched-cost tolerance; one single
@@ -199,7 +199,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         budget = max(1, round(swarm_cost + tokens_per_task(runs[f"single{suffix}"])))
         matched = Attempts(agent, n=args.max_attempts, budget_tokens=budget)
         runs[f"single{suffix}@swarm"] = await held_out(
-            f"single{suffix}@swarm", Policy(matched, playbook=pb_single, sampling=sampling), args
+            f"single{suffix}@swarm", matched.policy(playbook=pb_single, sampling=sampling), args
         )
     console.rule("3. comparisons at equal cost")
     answers: dict[str, Any] = {}

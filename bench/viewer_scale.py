@@ -74,7 +74,7 @@ def build(root: Path, n: int) -> Path:
             r["task_id"] = f"{r['task_id']}-{i // len(real):05d}"
             ok = rng.random() < 0.55
             r["verdict"] = {**r["verdict"], "reward": float(ok), "success": ok}
-            r["flags"] = [rng.choice(FLAGS)] if rng.random() < 0.05 else []
+            r["audit"] = {"flags": [rng.choice(FLAGS)] if rng.random() < 0.05 else []}
             fh.write(json.dumps(r) + "\n")
     shutil.rmtree(seed_run)
     return run

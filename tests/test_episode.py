@@ -158,7 +158,7 @@ def test_token_ids_are_kept_per_turn_when_the_provider_returns_them(toy: ToyShop
             )
 
     ep = play(toy, WithIds(), task)
-    assert ep.turn_tokens is not None and ep.turn_tokens[0].completion_token_ids == [6, 7]
+    assert ep.trainer is not None and ep.trainer.turn_tokens[0].completion_token_ids == [6, 7]
     assert ep.usage.prompt_tokens == 5 and ep.usage.completion_tokens == 2
 
 

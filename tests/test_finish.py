@@ -37,9 +37,13 @@ def test_the_driver_scores_without_auditing_and_the_run_layer_audits() -> None:
     alone = asyncio.run(driven(env, task).finish())
     assert alone.verdict is not None and alone.flags == []
     finished = asyncio.run(finish_episode(driven(env, task)))
-    assert "peek:hidden-data" in finished.flags and finished.flag_sites["peek:hidden-data"]
+    assert (
+        "peek:hidden-data" in finished.flags
+        and finished.audit
+        and finished.audit.sites["peek:hidden-data"]
+    )
     played = asyncio.run(wg.run_episode(env, task, wg.Policy(wg.ScriptedModel("x", turns=[PEEK]))))
-    assert played.flags == finished.flags and played.flag_sites == finished.flag_sites
+    assert played.flags == finished.flags and played.audit == finished.audit
 
 
 def test_a_caller_composes_its_own_finishers() -> None:

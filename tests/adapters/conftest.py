@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from adapters.adapters_harness import DOUBLE, ENV_ID, run_cli
+from workgym.core.episode import record_flags
 from workgym.envs.toy.env import ToyShop
 from workgym.testing.chat_double import ScriptedChatServer
 
@@ -43,6 +44,6 @@ def workgym_rewards(workgym_episodes: list[dict[str, Any]]) -> dict[str, float]:
 @pytest.fixture(scope="session")
 def workgym_flags(workgym_episodes: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Task id -> the audit's flags under `workgym eval` (some tasks raise some)."""
-    flags = {e["task_id"]: sorted(e["flags"]) for e in workgym_episodes}
+    flags = {e["task_id"]: sorted(record_flags(e)) for e in workgym_episodes}
     assert any(flags.values()) and not all(flags.values())
     return flags

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from workgym.core.episode import record_flags
 from workgym.envs.toy.env import ToyShop
 from workgym.testing.chat_double import ScriptedChatServer
 
@@ -136,5 +137,5 @@ def test_served_openenv_episodes_are_audited_into_the_run_directory(
     for url in _serve(app):
         asyncio.run(play_all(url))
     lines = (out / "episodes.jsonl").read_text().splitlines()
-    flags = {e["task_id"]: sorted(e["flags"]) for e in map(json.loads, lines)}
+    flags = {e["task_id"]: sorted(record_flags(e)) for e in map(json.loads, lines)}
     assert flags == workgym_flags

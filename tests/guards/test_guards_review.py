@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 import workgym as wg
 from workgym.apps.cli.main import app
+from workgym.core.episode import record_flags
 from workgym.envs.toy.env import ToyShop
 from workgym.guards.review import REVIEWS, TrustedOutcomes, append_review, read_reviews
 
@@ -27,7 +28,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 def first(run: Path) -> tuple[str, list[str]]:
     record = json.loads((run / "episodes.jsonl").read_text().splitlines()[0])
-    return record["task_id"], record["flags"]
+    return record["task_id"], record_flags(record)
 
 
 def test_flagged_successes_are_untrusted_until_every_flag_is_accepted(run_dir: Path) -> None:

@@ -12,13 +12,17 @@ pytest.importorskip("transformers")
 from tiny_models import tiny_model, token_ids  # noqa: E402
 
 import workgym as wg  # noqa: E402
-from workgym.core.episode import Episode  # noqa: E402
+from workgym.core.episode import Episode, TurnTokens  # noqa: E402
 from workgym.core.model import Sampling  # noqa: E402
 from workgym.envs.toy.env import ToyShop  # noqa: E402
 from workgym.models.hf import HFModel  # noqa: E402
 from workgym.models.hf_batching import BatchedGenerator  # noqa: E402
 from workgym.models.hf_decode import DecodeBatch, GenRequest, Row, decode_batch  # noqa: E402
 from workgym.models.hf_prefix import Prefix, PrefixStore  # noqa: E402
+
+
+def turn_tokens(ep: Episode) -> list[TurnTokens]:
+    return ep.trainer.turn_tokens if ep.trainer is not None else []
 
 
 def tiny() -> HFModel:
@@ -170,7 +174,7 @@ def test_an_episode_reuses_each_turns_cache_without_changing_its_tokens() -> Non
     with_store, generator = episode(32_768)
     without, _ = episode(0)
     assert with_store.turns > 1 and generator.prefixes.hits == with_store.turns - 1
-    pairs = list(zip(with_store.turn_tokens or [], without.turn_tokens or [], strict=True))
+    pairs = list(zip(turn_tokens(with_store), turn_tokens(without), strict=True))
     for a, b in pairs:
         assert (a.prompt_token_ids, a.completion_token_ids) == (
             b.prompt_token_ids,

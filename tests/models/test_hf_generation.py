@@ -111,7 +111,7 @@ def test_prefill_is_context_and_the_next_turn_extends_it_exactly() -> None:
     env = ToyShop()
     task = env.taskset.split("dev")[0]
     episode = asyncio.run(wg.run_episode(env, task, wg.Policy(model), seed=3))
-    turns = episode.turn_tokens or []
+    turns = episode.trainer.turn_tokens if episode.trainer else []
     assert turns
     forced = model.prefill_ids
     for turn in turns:

@@ -63,7 +63,9 @@ def test_eval_through_hf_keeps_exact_tokens(smol: HFModel, tmp_path: Path) -> No
     tools = {s.name for s in env.toolkit(env.taskset.split("dev")[0]).specs}
     check_episodes(episodes, tools)
     for episode in episodes:
-        laid = episode_tokens(episode.turn_tokens)  # raises if a turn re-tokenised
+        laid = episode_tokens(
+            episode.trainer.turn_tokens if episode.trainer else None
+        )  # raises if a turn re-tokenised
         assert sum(laid.env_mask) == episode.usage.completion_tokens
 
 

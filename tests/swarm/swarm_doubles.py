@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import workgym as wg
+from workgym.core.episode import AgentRecord
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling, Usage, message_tokens
 
@@ -121,6 +122,11 @@ class Talker:
 
 def seen_text(messages: list[Message]) -> str:
     return "\n".join(m.content + "".join(c.arguments for c in m.tool_calls) for m in messages)
+
+
+def agents_of(ep: wg.Episode) -> list[AgentRecord]:
+    """The agents' shares of a team's episode; [] when one agent played."""
+    return ep.team.agents if ep.team is not None else []
 
 
 def records_tokens(agents: list[Any]) -> int:

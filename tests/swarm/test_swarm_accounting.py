@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from swarm_doubles import CallLog, Guesser, Talker, records_tokens, seen_text
+from swarm_doubles import CallLog, Guesser, Talker, agents_of, records_tokens, seen_text
 
 import workgym as wg
 from workgym.core.errors import ModelError
@@ -41,27 +41,27 @@ def play(
 
 def assert_exact(ep: wg.Episode, log: CallLog) -> None:
     """The episode's totals are the doubles' own counts, and the sum of its agents' records."""
-    assert ep.agents is not None
-    assert ep.usage.total_tokens == log.tokens() == records_tokens(ep.agents)
-    assert ep.usage.calls == len(log.calls) == sum(a.usage.calls for a in ep.agents)
+    assert ep.team is not None
+    assert ep.usage.total_tokens == log.tokens() == records_tokens(agents_of(ep))
+    assert ep.usage.calls == len(log.calls) == sum(a.usage.calls for a in agents_of(ep))
     assert ep.usage.prompt_tokens == sum(u.prompt_tokens for _, u in log.calls)
     assert ep.usage.completion_tokens == sum(u.completion_tokens for _, u in log.calls)
-    by_role = {r: sum(a.usage.by_role.get(r, 0) for a in ep.agents) for r in ep.usage.by_role}
+    by_role = {r: sum(a.usage.by_role.get(r, 0) for a in agents_of(ep)) for r in ep.usage.by_role}
     assert by_role == ep.usage.by_role
 
 
 def test_attempts_count_every_agents_tokens_once() -> None:
     log = CallLog()
-    ep = play(ToyShop(), wg.Policy(Attempts(Guesser(log, pad=5), n=4)))
+    ep = play(ToyShop(), Attempts(Guesser(log, pad=5), n=4).policy())
     assert_exact(ep, log)
-    assert [a.name for a in ep.agents or []] == [f"attempt-{j}" for j in range(4)]
+    assert [a.name for a in agents_of(ep)] == [f"attempt-{j}" for j in range(4)]
     per_label = log.by_label()
-    for j, agent in enumerate(ep.agents or []):
+    for j, agent in enumerate(agents_of(ep)):
         assert agent.usage.total_tokens == per_label[f"guess-{j}"]  # each attempt its own calls
         assert agent.role == "solver" and agent.turns == 2 and agent.submitted
-    (chosen,) = [a for a in ep.agents or [] if a.selected]
+    (chosen,) = [a for a in agents_of(ep) if a.selected]
     assert chosen.transcript == [] and ep.answer == chosen.answer  # its transcript is the episode's
-    assert all(a.transcript for a in ep.agents or [] if not a.selected)
+    assert all(a.transcript for a in agents_of(ep) if not a.selected)
     assert ep.model == "swarm/vote4:scripted/guess" and ep.seed == 7
 
 
@@ -71,9 +71,9 @@ def test_roles_count_every_agents_tokens_once_and_the_checker_can_send_work_back
     checker = Talker(log, "checker", ["REVISE: check the price once more.", "APPROVE"])
     team = Roles(Guesser(log, p=0.0, p_plan=1.0), models={"planner": planner, "checker": checker})
     env = ToyShop()
-    ep = play(env, wg.Policy(team, system_prompt="Be careful."))
+    ep = play(env, team.policy(system_prompt="Be careful."))
     assert_exact(ep, log)
-    roles = {a.role: a for a in ep.agents or []}
+    roles = {a.role: a for a in agents_of(ep)}
     assert list(roles) == ["planner", "executor", "checker"]
     per_label = log.by_label()
     assert roles["planner"].usage.total_tokens == per_label["planner"]
@@ -96,25 +96,25 @@ def test_roles_count_every_agents_tokens_once_and_the_checker_can_send_work_back
 def test_one_attempt_is_exactly_the_single_agent() -> None:
     env = ToyShop()
     single = play(env, wg.Policy(Guesser(CallLog(), p=0.5, pad=3)), seed=11)
-    swarm = play(env, wg.Policy(Attempts(Guesser(CallLog(), p=0.5, pad=3), n=1)), seed=11)
+    swarm = play(env, Attempts(Guesser(CallLog(), p=0.5, pad=3), n=1).policy(), seed=11)
     assert swarm.answer == single.answer and swarm.reward == single.reward
     assert swarm.usage.total_tokens == single.usage.total_tokens
     assert [m.content for m in swarm.messages] == [m.content for m in single.messages]
-    assert single.agents is None and swarm.agents is not None
+    assert single.team is None and swarm.team is not None
 
 
 def test_a_budget_stops_spawning_attempts_and_caps_the_spend() -> None:
     env = ToyShop()
     one = play(env, wg.Policy(Guesser(CallLog()))).usage.total_tokens
     log = CallLog()
-    ep = play(env, wg.Policy(Attempts(Guesser(log), n=10, budget_tokens=int(2.5 * one))))
-    assert len(ep.agents or []) == 2  # a third attempt would not fit in 2.5 attempts' tokens
+    ep = play(env, Attempts(Guesser(log), n=10, budget_tokens=int(2.5 * one)).policy())
+    assert len(agents_of(ep)) == 2  # a third attempt would not fit in 2.5 attempts' tokens
     assert ep.usage.total_tokens == 2 * one <= 2.5 * one
     assert_exact(ep, log)
     # a budget below one attempt: the running attempt is cut at the budget (plus one call)
     log = CallLog()
-    ep = play(env, wg.Policy(Attempts(Guesser(log), n=10, budget_tokens=one // 3)))
-    assert len(ep.agents or []) == 1 and ep.outcome == "truncated"
+    ep = play(env, Attempts(Guesser(log), n=10, budget_tokens=one // 3).policy())
+    assert len(agents_of(ep)) == 1 and ep.outcome == "truncated"
     assert ep.truncation == "max_tokens" and len(log.calls) == 1
     assert ep.verdict is not None and ep.verdict.status == wg.Status.no_answer
 
@@ -128,10 +128,10 @@ def test_a_role_swarms_budget_truncates_the_executor_and_skips_the_checker() -> 
         models={"planner": planner, "checker": checker},
         budget_tokens=600,
     )
-    ep = play(ToyShop(), wg.Policy(team))
+    ep = play(ToyShop(), team.policy())
     assert_exact(ep, log)
     assert ep.outcome == "truncated" and ep.truncation == "max_tokens"
-    assert checker.prompts == [] and [a.turns for a in ep.agents or []] == [1, 1, 0]
+    assert checker.prompts == [] and [a.turns for a in agents_of(ep)] == [1, 1, 0]
     last_call = log.calls[-1][1].total_tokens
     assert 600 <= ep.usage.total_tokens < 600 + last_call  # over by less than one call
 
@@ -142,15 +142,15 @@ def test_the_verifier_scores_only_the_selected_answer_and_the_vote_cannot_peek()
     log = CallLog()
     judge = Talker(log, "judge", ["BEST: 2"])
     team = Attempts(Guesser(log, p=0.0), n=3, select="judge", judge_model=judge)
-    ep = play(env, wg.Policy(team), task=task)
+    ep = play(env, team.policy(), task=task)
     assert env.verified == 1  # only the swarm's episode met the verifier
     assert not ep.success
     assert str(task.answer) not in seen_text(
         judge.prompts[0]
     )  # nobody guessed it; nobody leaked it
     assert_exact(ep, log)
-    assert [a.role for a in ep.agents or []] == ["solver"] * 3 + ["selector"]
-    assert (ep.agents or [])[1].selected and ep.answer == (ep.agents or [])[1].answer
+    assert [a.role for a in agents_of(ep)] == ["solver"] * 3 + ["selector"]
+    assert agents_of(ep)[1].selected and ep.answer == agents_of(ep)[1].answer
 
 
 def test_plurality_takes_the_most_frequent_answer_and_the_earliest_on_ties() -> None:
@@ -167,7 +167,7 @@ def test_unanimous_attempts_cost_no_judge_call() -> None:
     log = CallLog()
     judge = Talker(log, "judge", ["BEST: 1"])
     ep = play(
-        ToyShop(), wg.Policy(Attempts(Guesser(log, p=1.0), n=3, select="judge", judge_model=judge))
+        ToyShop(), Attempts(Guesser(log, p=1.0), n=3, select="judge", judge_model=judge).policy()
     )
     assert judge.prompts == [] and ep.success
     assert_exact(ep, log)
@@ -199,7 +199,7 @@ def test_each_role_reads_its_own_playbook_section_and_the_shared_ones() -> None:
     log = CallLog()
     talker = Talker(log, "planner", ["plan"])
     team = Roles(Guesser(log), roles=("planner", "executor"), models={"planner": talker})
-    ep = play(ToyShop(), wg.Policy(team, playbook=pb))
+    ep = play(ToyShop(), team.policy(playbook=pb))
     executor_system = ep.messages[0].content
     assert "executor rule" in executor_system and "shared rule" in executor_system
     assert "planner rule" not in executor_system
@@ -221,7 +221,7 @@ class Failing:
 
 def test_a_model_error_in_one_attempt_propagates_as_is_for_the_runners_retries() -> None:
     with pytest.raises(ModelError, match="scripted outage"):
-        play(ToyShop(), wg.Policy(Attempts(Failing(), n=4, concurrency=2)))
+        play(ToyShop(), Attempts(Failing(), n=4, concurrency=2).policy())
 
 
 class NoFinalTool(ToyShop):
@@ -231,7 +231,7 @@ class NoFinalTool(ToyShop):
 
 def test_bad_configurations_fail_with_a_message() -> None:
     with pytest.raises(wg.ConfigError, match="no final tool"):
-        play(NoFinalTool(), wg.Policy(Roles("scripted/null")))
+        play(NoFinalTool(), Roles("scripted/null").policy())
     with pytest.raises(wg.ConfigError, match="executor"):
         Roles("scripted/null", roles=("planner",))
     with pytest.raises(wg.ConfigError, match="judge_model"):

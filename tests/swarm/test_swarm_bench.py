@@ -134,4 +134,4 @@ def test_bench_runs_a_role_swarm_untrained(tmp_path: Path) -> None:
     checker_calls = [r for r in requests if "Reply APPROVE" in r["messages"][-1]["content"]]
     assert checker_calls  # one review per submission, over HTTP
     line = json.loads((Path(study["runs"]["swarm"]) / "episodes.jsonl").read_text().splitlines()[0])
-    assert [a["role"] for a in line["agents"]] == ["planner", "executor", "checker"]
+    assert [a["role"] for a in line["team"]["agents"]] == ["planner", "executor", "checker"]

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 import workgym as wg
 from workgym.apps.cli.main import app
 from workgym.envs.toy.env import ToyShop
+from workgym.run.policy import make_policy
 from workgym.swarm import Attempts, Roles
 from workgym.swarm.compare import SCRIPTED_NOTE, compare
 
@@ -37,7 +38,8 @@ def swarm(pad: int) -> Roles:
 
 
 def evaluate(root: Path, name: str, model: object) -> Path:
-    wg.eval(ToyShop(), policy=wg.Policy(model), split="all", out=root / name, progress=False)  # type: ignore[arg-type]
+    policy = make_policy(model)  # type: ignore[arg-type]
+    wg.eval(ToyShop(), policy=policy, split="all", out=root / name, progress=False)
     return root / name
 
 

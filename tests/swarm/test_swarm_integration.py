@@ -23,19 +23,20 @@ from workgym.train.playbook.playbook import load_playbook
 
 def test_eval_runs_a_swarm_into_a_resumable_run_directory(tmp_path: Path) -> None:
     def policy() -> wg.Policy:
-        return wg.Policy(Attempts(Guesser(CallLog()), n=3, budget_tokens=400), playbook="- rule")
+        return Attempts(Guesser(CallLog()), n=3, budget_tokens=400).policy(playbook="- rule")
 
     run = wg.eval(ToyShop(), policy=policy(), split="dev", out=tmp_path / "r", progress=False)
     spec = read_spec(tmp_path / "r")
     assert spec.policy["team"]["kind"] == "attempts" and spec.policy["team"]["budget_tokens"] == 400
     records = list(RunDir(tmp_path / "r", spec).records())
-    assert records and all(len(r["agents"]) >= 1 for r in records)
+    assert records and all(len(r["team"]["agents"]) >= 1 for r in records)
     for r in records:  # the stored total is the sum of the stored agents
         total = r["usage"]["prompt_tokens"] + r["usage"]["completion_tokens"]
         parts = sum(
-            a["usage"]["prompt_tokens"] + a["usage"]["completion_tokens"] for a in r["agents"]
+            a["usage"]["prompt_tokens"] + a["usage"]["completion_tokens"]
+            for a in r["team"]["agents"]
         )
-        assert total == parts and sum(a["selected"] for a in r["agents"]) == 1
+        assert total == parts and sum(a["selected"] for a in r["team"]["agents"]) == 1
     again = wg.eval(ToyShop(), policy=policy(), split="dev", out=tmp_path / "r", progress=False)
     assert again.summary().n_episodes == run.summary().n_episodes == len(records)  # resumed
     assert (tmp_path / "r" / "episodes.jsonl").read_text().count("\n") == len(records)
@@ -55,7 +56,7 @@ def test_the_playbook_trainer_trains_a_swarm(tmp_path: Path) -> None:
     assert report["best"]["reward"] > report["baselines"][0]["reward"]
     episodes = list((tmp_path / "pb" / "episodes").glob("*/episodes.jsonl"))
     line = json.loads(episodes[0].read_text().splitlines()[0])
-    assert line["model"] == team.name and len(line["agents"]) == 3
+    assert line["model"] == team.name and len(line["team"]["agents"]) == 3
 
 
 def test_a_role_swarm_trains_with_a_section_per_role(tmp_path: Path) -> None:
@@ -94,7 +95,7 @@ def certify(tmp: Path, candidate: wg.Policy, name: str) -> Path:
 def test_the_certificate_shows_a_cost_matched_section_when_a_swarm_is_involved(
     tmp_path: Path,
 ) -> None:
-    swarm = wg.Policy(Attempts(Guesser(CallLog(), p=0.3), n=3))
+    swarm = Attempts(Guesser(CallLog(), p=0.3), n=3).policy()
     path = certify(tmp_path, swarm, "swarm")
     data = json.loads(path.read_text())
     section = data["cost_matched"]

@@ -91,8 +91,8 @@ def test_next_prompt_extends_the_exact_ids_the_model_wrote() -> None:
     task = env.taskset.split("dev")[0]
     policy = wg.Policy(model, sampling=Sampling(temperature=1.0, max_tokens=6))
     episode = asyncio.run(wg.run_episode(env, task, policy, seed=2))
-    assert episode.turn_tokens is not None and len(episode.turn_tokens) == 2
-    first, second = episode.turn_tokens
+    assert episode.trainer is not None and len(episode.trainer.turn_tokens) == 2
+    first, second = episode.trainer.turn_tokens
     assert first.prompt_token_ids is not None and first.completion_token_ids is not None
     assert second.prompt_token_ids is not None
     history = first.prompt_token_ids + first.completion_token_ids
@@ -116,4 +116,4 @@ def test_eval_runs_hf_models_and_records_turn_tokens(tmp_path: object) -> None:
     )
     episodes = list(run.episodes())
     assert len(episodes) == 2 and all(e.outcome != "error" for e in episodes)
-    assert all(e.turn_tokens and e.turn_tokens[0].logprobs for e in episodes)
+    assert all(e.trainer and e.trainer.turn_tokens[0].logprobs for e in episodes)

@@ -55,7 +55,7 @@ def test_train_grpo_with_lora_writes_a_run_a_curve_and_a_checkpoint(tmp_path: Pa
     episodes = list(Run(RunDir(out, spec)).episodes())
     train_ids = {t.id for t in OpeningChar().taskset.split("train")}
     assert len(episodes) == 16 and {e.task_id for e in episodes} <= train_ids
-    assert all(e.split == "train" and e.turn_tokens for e in episodes)
+    assert all(e.split == "train" and e.trainer for e in episodes)
     assert len({(e.task_id, e.epoch) for e in episodes}) == 16  # resumable keys stay unique
 
     record = json.loads((out / "train.json").read_text())

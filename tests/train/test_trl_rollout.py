@@ -101,11 +101,11 @@ def test_sampled_turns_keep_their_ids_and_logprobs_exactly() -> None:
     model = HFModel(base.name, model=base.model, tokenizer=base.tokenizer, generator=scripted)
     env = ToyShop()
     episode, packed = play(env, model, env.taskset.split("train")[0])
-    assert episode.turn_tokens is not None and len(episode.turn_tokens) == 2
+    assert episode.trainer is not None and len(episode.trainer.turn_tokens) == 2
     prompt, completion = packed["prompt_ids"][0], packed["completion_ids"][0]
     mask, logprobs = packed["env_mask"][0], packed["logprobs"][0]
     _, a, b = runs(mask)[2]
-    assert completion[a:b] == episode.turn_tokens[1].completion_token_ids
+    assert completion[a:b] == episode.trainer.turn_tokens[1].completion_token_ids
     # Logprobs at mask-1 positions are what the trainer's own forward pass computes there.
     with torch.no_grad():
         logits = base.model(torch.tensor([prompt + completion])).logits[0].float()
@@ -233,9 +233,11 @@ def test_vllm_token_generator_sends_exact_prompt_ids(
     )  # fmt: skip
     env = ToyShop()
     episode, packed = play(env, model, env.taskset.split("train")[0])
-    assert episode.turn_tokens and bodies
-    assert bodies[0]["prompt"] == [episode.turn_tokens[0].prompt_token_ids]
+    assert episode.trainer and episode.trainer.turn_tokens and bodies
+    assert bodies[0]["prompt"] == [episode.trainer.turn_tokens[0].prompt_token_ids]
     assert bodies[0]["return_token_ids"] is True and bodies[0]["model"] == "tiny"
-    assert packed["completion_ids"][0][: len(episode.turn_tokens[0].completion_token_ids or [])]
+    assert packed["completion_ids"][0][
+        : len(episode.trainer.turn_tokens[0].completion_token_ids or [])
+    ]
     with pytest.raises(wg.ConfigError, match="must start with http"):
         VLLMTokenGenerator("127.0.0.1:8000")

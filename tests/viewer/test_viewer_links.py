@@ -36,7 +36,7 @@ def root(tmp_path_factory: pytest.TempPathFactory, outside: Path) -> Path:
     rc.write_text("# my shell rc\n")
     touched = outside / "PWNED"
     evil = shutil.copytree(good, root / "runs" / "evil-reviews")
-    record = {**first, "task_id": f"$(touch {touched})", "flags": [FLAG]}
+    record = {**first, "task_id": f"$(touch {touched})", "audit": {"flags": [FLAG]}}
     with (evil / "episodes.jsonl").open("a") as fh:
         fh.write(json.dumps(record) + "\n")
     (evil / "reviews.jsonl").symlink_to(rc)

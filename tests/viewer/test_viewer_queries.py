@@ -18,6 +18,7 @@ from workgym.apps.viewer.groundtruth import GroundTruth
 from workgym.apps.viewer.queries import EpisodeFilter, RunQueries
 from workgym.apps.viewer.reviews import REVIEWS, Review, append_review, latest_by_flag, read_reviews
 from workgym.apps.viewer.workspace import OutsideRoot, Workspace
+from workgym.core.episode import record_flags
 from workgym.run.rundir import RunDir, read_spec
 from workgym.run.runner import Run
 
@@ -27,7 +28,7 @@ def records(run: Path) -> list[dict[str, Any]]:
 
 
 def all_flags(r: dict[str, Any]) -> set[str]:
-    return set(r.get("flags") or []) | set((r.get("verdict") or {}).get("flags") or [])
+    return set(record_flags(r)) | set((r.get("verdict") or {}).get("flags") or [])
 
 
 @pytest.fixture()
@@ -158,7 +159,7 @@ def test_guards_read_what_the_viewer_writes(mixed: Path) -> None:
     from workgym.guards import review as guards
 
     (mixed / REVIEWS).unlink(missing_ok=True)
-    flagged = next(r for r in records(mixed) if r["verdict"]["success"] and r["flags"])
+    flagged = next(r for r in records(mixed) if r["verdict"]["success"] and record_flags(r))
     outcomes = guards.TrustedOutcomes.from_run(mixed)
     assert not outcomes.trusted(flagged["task_id"], flagged["epoch"])
     for flag in guards.episode_flags(flagged):
@@ -194,28 +195,31 @@ def test_findings_point_at_the_cause(viewer_root: Path) -> None:
 
 
 def test_flags_are_placed_at_the_message_the_audit_recorded(viewer_root: Path) -> None:
-    r = next(x for x in records(viewer_root / "runs" / "mixed") if x["flags"])
-    assert r["flag_sites"]  # written by the real audit, not by this test
+    r = next(x for x in records(viewer_root / "runs" / "mixed") if record_flags(x))
+    assert r["audit"]["sites"]  # written by the real audit, not by this test
     view = flag_view(r, build_steps(r))
-    assert view["at"] == r["flag_sites"] and view["unplaced"] == []
-    assert set(view["why"]) == set(r["flags"]) and all(view["why"].values())
+    assert view["at"] == r["audit"]["sites"] and view["unplaced"] == []
+    assert set(view["why"]) == set(record_flags(r)) and all(view["why"].values())
     assert all(r["messages"][i]["role"] == "assistant" for at in view["at"].values() for i in at)
 
 
 def test_flags_without_step_information_are_listed_unplaced(viewer_root: Path) -> None:
     # a record written before the audit recorded sites, or a flag an environment raised
-    r = next(x for x in records(viewer_root / "runs" / "mixed") if x["flags"])
-    r = {k: v for k, v in r.items() if k != "flag_sites"}
+    r = next(x for x in records(viewer_root / "runs" / "mixed") if record_flags(x))
+    r = {**r, "audit": {k: v for k, v in r["audit"].items() if k != "sites"}}
     view = flag_view(r, build_steps(r))
-    assert view["names"] == sorted(r["flags"]) and view["unplaced"] == view["names"]
+    assert view["names"] == sorted(record_flags(r)) and view["unplaced"] == view["names"]
     assert view["at"] == {}
     located = {
         **r,
-        "verdict": {**r["verdict"], "evidence": {"audit": [{"flag": r["flags"][0], "step": 1}]}},
+        "verdict": {
+            **r["verdict"],
+            "evidence": {"audit": [{"flag": record_flags(r)[0], "step": 1}]},
+        },
     }
     view = flag_view(located, build_steps(located))
-    assert view["at"] == {r["flags"][0]: [2]}
-    assert r["flags"][0] not in view["unplaced"]
+    assert view["at"] == {record_flags(r)[0]: [2]}
+    assert record_flags(r)[0] not in view["unplaced"]
 
 
 def test_ground_truth_says_when_the_environment_is_missing(mixed: Path) -> None:

@@ -30,6 +30,7 @@ from workgym.certify.schema import (
     finite,
 )
 from workgym.core import datafiles
+from workgym.core.episode import upgrade_record
 from workgym.core.errors import ConfigError
 from workgym.guards.review import REVIEWS, counted, read_reviews
 from workgym.run.rundir import EPISODES, superseded_lines
@@ -71,7 +72,7 @@ def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
             if not line.strip() or lineno in replaced:
                 continue
             try:
-                record = json.loads(line)
+                record = upgrade_record(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise ConfigError(
                     f"{run / EPISODES}:{lineno} is corrupt ({exc.msg}); move that line out "

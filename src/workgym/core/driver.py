@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-from workgym.core.episode import Episode, Outcome, Truncation, TurnTokens
+from workgym.core.episode import Episode, Outcome, TrainerRecord, Truncation, TurnTokens
 from workgym.core.errors import ModelError
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Model, Sampling
@@ -113,9 +113,9 @@ class EpisodeDriver:
         ep.turns += 1
         ep.usage.add_call(completion)
         if completion.completion_token_ids is not None:
-            if ep.turn_tokens is None:
-                ep.turn_tokens = []
-            ep.turn_tokens.append(
+            if ep.trainer is None:
+                ep.trainer = TrainerRecord()
+            ep.trainer.turn_tokens.append(
                 TurnTokens(
                     prompt_token_ids=completion.prompt_token_ids,
                     completion_token_ids=completion.completion_token_ids,

@@ -1,15 +1,21 @@
 """The record one episode leaves behind: one line of episodes.jsonl.
 
 The record is plain data. The loop that fills it is `workgym.core.driver`; what other layers add
-to it (the audit's flags, a team's agents, a trainer's token ids) is written by those layers
-into the typed fields below, never computed here.
+to it is written by those layers into one typed extension each, never computed here and never
+spread over the record's own fields (decision 0120): `audit` (the transcript audit's findings,
+`workgym.guards.audit`), `team` (every agent's share when several played, `workgym.swarm`) and
+`trainer` (token ids per turn, kept for trainers). Each is None when its layer wrote nothing.
+
+Records written before the extensions existed carried them flat (`flags`, `flag_sites`,
+`flag_details`, `agents`, `turn_tokens`); `upgrade_record` moves them into place on read, so old
+run folders (and the certificates made from them) stay readable without being rewritten.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from workgym.core.messages import Message
 from workgym.core.model import Completion, message_tokens, token_floor
@@ -101,6 +107,76 @@ class AgentRecord(BaseModel):
     """Messages left out of `transcript` by the bound."""
 
 
+class AuditRecord(BaseModel):
+    """What the transcript audit found in one episode; written by a finisher of the run layer
+    (the default one runs `workgym.guards.audit`)."""
+
+    flags: list[str] = Field(default_factory=list)
+    """The audit's flags, sorted."""
+    sites: dict[str, list[int]] = Field(default_factory=dict)
+    """flag -> indexes in `Episode.messages` of the assistant messages that raised it."""
+    details: dict[str, str] = Field(default_factory=dict)
+    """flag -> why the audit raised it."""
+
+
+class TeamRecord(BaseModel):
+    """The shares of the agents that played one episode together (`workgym.swarm`)."""
+
+    agents: list[AgentRecord]
+    """Every agent's share; the episode's `usage` is their exact sum."""
+
+
+class TrainerRecord(BaseModel):
+    """What a trainer needs beyond the transcript: the token ids the provider returned."""
+
+    turn_tokens: list[TurnTokens] = Field(default_factory=list)
+    """Token ids per assistant turn, in order."""
+
+
+_FLAT_AUDIT = {"flags": "flags", "flag_sites": "sites", "flag_details": "details"}
+
+
+def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
+    """One episodes.jsonl line in the current shape: the flat fields of records written before
+    decision 0120 (`flags`, `flag_sites`, `flag_details`, `agents`, `turn_tokens`) moved into
+    their extension (`audit`, `team`, `trainer`). A current record is returned as it is.
+
+    Every reader of raw lines calls this (the run directory, the certificate's comparison, the
+    viewer), so nothing above it has to know the old shape.
+    """
+    if not any(
+        k in record for k in ("flags", "flag_sites", "flag_details", "agents", "turn_tokens")
+    ):
+        return record
+    out = dict(record)
+    audit = {new: out.pop(old) for old, new in _FLAT_AUDIT.items() if old in out}
+    if audit and out.get("audit") is None:
+        out["audit"] = {k: v for k, v in audit.items() if v is not None}
+    agents = out.pop("agents", None)
+    if agents is not None and out.get("team") is None:
+        out["team"] = {"agents": agents}
+    turn_tokens = out.pop("turn_tokens", None)
+    if turn_tokens is not None and out.get("trainer") is None:
+        out["trainer"] = {"turn_tokens": turn_tokens}
+    return out
+
+
+def record_flags(record: dict[str, Any]) -> list[str]:
+    """The audit's flags of one raw episodes.jsonl line, in either shape (not the verdict's)."""
+    audit = record.get("audit")
+    if isinstance(audit, dict):
+        return list(audit.get("flags") or [])
+    return list(record.get("flags") or [])
+
+
+def record_agents(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The agents' shares of one raw episodes.jsonl line, in either shape; [] for one agent."""
+    team = record.get("team")
+    if isinstance(team, dict):
+        return list(team.get("agents") or [])
+    return list(record.get("agents") or [])
+
+
 class Episode(BaseModel):
     """Everything that happened in one episode; one line of episodes.jsonl."""
 
@@ -132,18 +208,10 @@ class Episode(BaseModel):
     """Whether an answer was accepted."""
     verdict: Verdict | None = None
     """The verifier's judgement; None for an episode that errored."""
-    flags: list[str] = Field(default_factory=list)
-    """The audit's flags (`workgym.guards.audit`), filled by a finisher of the run layer."""
-    flag_sites: dict[str, list[int]] = Field(default_factory=dict)
-    """flag -> indexes in `messages` of the assistant messages that raised it."""
-    flag_details: dict[str, str] = Field(default_factory=dict)
-    """flag -> why the audit raised it."""
     usage: TokenUsage = Field(default_factory=TokenUsage)
-    """Tokens of the whole episode (the exact sum over `agents` when a team played)."""
+    """Tokens of the whole episode (the exact sum over `team.agents` when a team played)."""
     turns: int = 0
     """Assistant turns."""
-    turn_tokens: list[TurnTokens] | None = None
-    """Token ids per turn, when the provider returns them (for trainers)."""
     wall_time_s: float = 0.0
     """Seconds from the first message to the end of scoring and finishing."""
     outcome: Outcome = "terminated"
@@ -156,10 +224,26 @@ class Episode(BaseModel):
     """What went wrong, for an episode that errored."""
     started_at: str = ""
     """UTC start time, ISO 8601 with milliseconds."""
-    agents: list[AgentRecord] | None = None
+    audit: AuditRecord | None = None
+    """The transcript audit's findings; None when no audit ran."""
+    team: TeamRecord | None = None
     """Every agent's share when several played; None when one agent played."""
+    trainer: TrainerRecord | None = None
+    """Token ids per turn, when the provider returned them; None otherwise."""
     state: Any = Field(default=None, exclude=True)
-    """The tools' final state, for verifiers that compare state; never written to disk."""
+    """The tools' final state, for verifiers that compare state; never written to disk. Its
+    type is the environment's own (`Environment.state`), which core cannot name (decision
+    0120)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_record(data) if isinstance(data, dict) else data
+
+    @property
+    def flags(self) -> list[str]:
+        """The audit's flags; empty when no audit ran (the verdict's own flags are apart)."""
+        return self.audit.flags if self.audit is not None else []
 
     @property
     def reward(self) -> float:

@@ -2,9 +2,9 @@
 
 Flags are strings `kind` or `kind:reason` with kind in FLAG_KINDS. They are computed when an
 episode finishes, by the run layer's default finisher (`record_audit`, see workgym.run.finish),
-stored in `Episode.flags` with the message that raised each one in `Episode.flag_sites` (what
-the viewer highlights), counted in every summary, and a flagged success is not trusted for
-training or certification until a person reviews it (workgym.guards.review).
+stored in the episode's `AuditRecord` (`Episode.audit`: the flags, the message that raised each
+one, what the viewer highlights, and why), counted in every summary, and a flagged success is
+not trusted for training or certification until a person reviews it (workgym.guards.review).
 The detectors (workgym.guards.audit_detectors) are regular expressions and set lookups over the
 transcript and the hidden answer, cheap enough to run on every episode; environments add their
 own through `Environment.audit_flags` (canaries, state diffs), which judge the episode as a
@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from workgym.core.episode import AuditRecord
 from workgym.guards.audit_detectors import DETECTORS
 from workgym.guards.audit_view import view
 from workgym.guards.capabilities import audit_flags
@@ -73,7 +74,7 @@ def audit(env: Environment, task: Task, ep: Episode) -> Findings:
 def record_audit(env: Environment, task: Task, ep: Episode) -> None:
     """The default finisher: audit the episode and write the findings into its record."""
     findings = audit(env, task, ep)  # docs/guards.md: every episode is audited
-    ep.flags, ep.flag_sites, ep.flag_details = findings.flags, findings.sites, findings.details
+    ep.audit = AuditRecord(flags=findings.flags, sites=findings.sites, details=findings.details)
 
 
 def kind(flag: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from workgym.core import datafiles
+from workgym.core.episode import record_flags
 from workgym.core.errors import ConfigError
 
 REVIEWS = "reviews.jsonl"
@@ -39,7 +40,7 @@ class Review(BaseModel):
 def episode_flags(record: dict[str, Any]) -> list[str]:
     """Audit flags plus the verifier's own flags of one episode record, sorted."""
     verdict = record.get("verdict") or {}
-    return sorted(set(record.get("flags") or []) | set(verdict.get("flags") or []))
+    return sorted(set(record_flags(record)) | set(verdict.get("flags") or []))
 
 
 def is_success(record: dict[str, Any]) -> bool:

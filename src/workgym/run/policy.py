@@ -4,9 +4,11 @@ Its identity is a hash of those parts, so two runs with the same hash are the sa
 run directory can refuse to mix episodes of different agents.
 
 `Policy.play` is how a policy acts on one task; every episode (eval, training rollouts,
-certificates) goes through it. By default one agent plays; a `Team` (several agents, e.g. a
-swarm from `workgym.swarm`) in the model slot plays instead, with the policy's system prompt,
-playbook and sampling, so every consumer of a Policy accepts a team unchanged.
+certificates) goes through it. One agent (the model) plays by default; a subclass changes how
+the policy acts by overriding `play` and what it is by overriding `describe`. A team of agents
+is such a subclass (`workgym.swarm.TeamPolicy`), so every consumer of a Policy accepts a team
+unchanged. Code that is handed either a model or a team (`eval`, the playbook trainer) builds
+its policy with `make_policy`: a team makes its own (`MakesPolicy`).
 """
 
 from __future__ import annotations
@@ -33,26 +35,31 @@ PLAYBOOK_HEADER = "## Playbook (strategies learned in this job)"
 
 
 @runtime_checkable
-class Team(Protocol):
-    """Several agents that play one episode together; goes where a Policy's model goes.
-
-    `play` must return one scored Episode whose `usage` is the exact sum of its agents' usage
-    (see `workgym.core.episode.AgentRecord`); `describe()` is part of the policy's identity.
-    """
+class MakesPolicy(Protocol):
+    """What plays in a policy's place without being one model (a team of agents,
+    `workgym.swarm`): it makes its own Policy, a subclass whose `play` it overrides."""
 
     name: str
 
-    def describe(self) -> dict[str, Any]: ...
+    def policy(
+        self,
+        *,
+        system_prompt: str = "",
+        playbook: str | None = None,
+        sampling: Sampling | None = None,
+    ) -> Policy: ...
 
-    async def play(
-        self, policy: Policy, env: Environment, task: Task, *, seed: int, epoch: int, split: str
-    ) -> Episode: ...
+
+Agent = Model | TaskAwareModel | MakesPolicy
+"""What a policy is made from (`make_policy`): one model, or something that makes its own."""
 
 
 class Policy:
+    """One model with a system prompt, a playbook and sampling; see the module docstring."""
+
     def __init__(
         self,
-        model: Model | TaskAwareModel | Team | str,
+        model: Model | TaskAwareModel | str,
         *,
         system_prompt: str = "",
         playbook: str | None = None,
@@ -60,12 +67,12 @@ class Policy:
         base_url: str | None = None,
         api_key: str | None = None,
     ) -> None:
-        self.model: Model | TaskAwareModel | Team = (
-            model
-            if isinstance(model, Team)
-            else get_model(model, base_url=base_url, api_key=api_key)
-        )
-        self.team = self.model if isinstance(self.model, Team) else None
+        if isinstance(model, MakesPolicy):
+            raise TypeError(
+                f"{model.name} is a team, not a model: build its policy with "
+                f"{type(model).__name__}(...).policy(...) or workgym.run.policy.make_policy"
+            )
+        self.model: Model | TaskAwareModel = get_model(model, base_url=base_url, api_key=api_key)
         # Checked once: isinstance against a runtime Protocol costs ~30 us, per episode.
         self._task_aware = isinstance(self.model, TaskAwareModel)
         self.system_prompt = system_prompt
@@ -87,14 +94,13 @@ class Policy:
         return placement if isinstance(placement, Placement) else None
 
     def describe(self) -> dict[str, Any]:
+        """The policy's identity (hashed into `hash`); a subclass adds what it plays with."""
         out: dict[str, Any] = {
-            "model": self.model.name,
+            "model": self.model_name,
             "system_prompt": self.system_prompt,
             "playbook": self.playbook,
             "sampling": self.sampling.model_dump(exclude={"seed"}),
         }
-        if self.team is not None:
-            out["team"] = self.team.describe()
         # Part of the identity: bfloat16 on a GPU is other numerics than float32 on a CPU. The
         # CPU's float32, what every run before device choice used, is left out so that their
         # hashes (and resumes, and certificates rebuilt from them) stay valid.
@@ -116,8 +122,6 @@ class Policy:
 
     def model_for(self, task: Task, env: Environment) -> Model:
         """The model that plays this episode; test doubles get a per-episode instance."""
-        if self.team is not None:
-            raise TypeError(f"{self.model.name} is a team: it plays through Policy.play")
         if self._task_aware:
             return cast(TaskAwareModel, self.model).for_task(task, env)
         return cast(Model, self.model)
@@ -127,12 +131,33 @@ class Policy:
     ) -> Episode:
         """Play one task to the end and return the scored Episode.
 
-        One agent (the model) by default; a Team in the model slot plays it instead. Override
-        this in a subclass to change how a policy acts: `run_episode` and the runner call it.
+        One agent (the model) by default. Override this in a subclass to change how a policy
+        acts (a team: `workgym.swarm.TeamPolicy`): `run_episode` and the runner call it.
         """
-        if self.team is not None:
-            return await self.team.play(self, env, task, seed=seed, epoch=epoch, split=split)
         return await play_alone(env, task, self, seed=seed, epoch=epoch, split=split)
+
+
+def make_policy(
+    agent: Agent | str,
+    *,
+    system_prompt: str = "",
+    playbook: str | None = None,
+    sampling: Sampling | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+) -> Policy:
+    """The policy `agent` plays with: a Policy around a model (or a `provider/name`), or the
+    policy a team makes for itself (`MakesPolicy`), with the same parts either way."""
+    if isinstance(agent, MakesPolicy):
+        return agent.policy(system_prompt=system_prompt, playbook=playbook, sampling=sampling)
+    return Policy(
+        agent,
+        system_prompt=system_prompt,
+        playbook=playbook,
+        sampling=sampling,
+        base_url=base_url,
+        api_key=api_key,
+    )
 
 
 async def play_alone(

@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from workgym.core import datafiles
-from workgym.core.episode import Episode
+from workgym.core.episode import Episode, upgrade_record
 from workgym.core.errors import ConfigError
 from workgym.core.missing_extra import missing
 
@@ -237,7 +237,10 @@ class RunDir:
         return {(r["task_id"], r["epoch"]) for r in self.records()}
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """Current episode lines as dicts (superseded ones skipped); a corrupt line is an error."""
+        """Current episode lines as dicts (superseded ones skipped); a corrupt line is an error.
+
+        Lines written before the record's extensions existed come back in the current shape
+        (`workgym.core.episode.upgrade_record`); the file is never rewritten."""
         for _, record in self.numbered():
             yield record
 
@@ -252,12 +255,13 @@ class RunDir:
                 if not line.strip() or lineno in skip:
                     continue
                 try:
-                    yield lineno, json.loads(line)
+                    record = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise ConfigError(
                         f"{path}:{lineno} is corrupt ({exc.msg}); move that line out of the "
                         "file (the episode will run again on resume)"
                     ) from exc
+                yield lineno, upgrade_record(record)  # lines from before decision 0120, too
 
     def errored(self) -> dict[tuple[str, int], int]:
         """Current lines that ended in an error (provider or infrastructure: an agent's own

@@ -18,12 +18,10 @@ from rich.console import Console
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
 from workgym.core.loading import load
-from workgym.core.model import Model
-from workgym.core.task_aware import TaskAwareModel
 from workgym.run.attempt import attempt
 from workgym.run.executors.executor import Job
 from workgym.run.options import EvalOptions
-from workgym.run.policy import Policy
+from workgym.run.policy import Agent, Policy, make_policy
 from workgym.run.progress import ProgressBar
 from workgym.run.rundir import RunDir, RunSpec
 from workgym.run.sample import stratified_sample
@@ -80,7 +78,7 @@ def _say(line: str) -> None:
 
 async def eval_async(
     env: Environment | str | Path,
-    model: Model | TaskAwareModel | str | None = None,
+    model: Agent | str | None = None,
     *,
     split: str = "dev",
     epochs: int = 1,
@@ -105,7 +103,7 @@ async def eval_async(
     if policy is None:
         if model is None:
             raise ValueError("give a model (e.g. 'openai/<name>') or a Policy")
-        policy = Policy(
+        policy = make_policy(
             model,
             system_prompt=o.system_prompt,
             playbook=o.playbook,

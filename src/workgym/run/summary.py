@@ -19,6 +19,8 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
+from workgym.core.episode import record_agents, record_flags
+
 SINGLE_ROLE = "agent"  # the role of the one agent of a plain (non-team) episode
 TOKEN_ESTIMATOR = "server counts per call; by-role split estimated at 4 chars/token"
 
@@ -129,7 +131,7 @@ def summarize(records: Iterable[dict[str, Any]], *, epochs: int = 1, **header: A
         if r.get("truncation"):
             truncations[r["truncation"]] += 1
         statuses[verdict.get("status", "error")] += 1
-        ep_flags = set(r.get("flags") or []) | set(verdict.get("flags") or [])
+        ep_flags = set(record_flags(r)) | set(verdict.get("flags") or [])
         flags.update(ep_flags)
         flagged_successes += bool(success and ep_flags)
         usage = r.get("usage") or {}
@@ -181,7 +183,7 @@ def record_tokens(record: dict[str, Any]) -> int:
 
 def role_tokens(record: dict[str, Any]) -> dict[str, int]:
     """Tokens of one stored episode by agent role (one role, `agent`, for a plain episode)."""
-    agents = record.get("agents")
+    agents = record_agents(record)
     if not agents:
         return {SINGLE_ROLE: record_tokens(record)}
     out: dict[str, int] = {}

@@ -1,8 +1,9 @@
 """Swarms: several agents on one task, and comparisons at equal cost (docs/swarms.md).
 
-A swarm is a `Team` (workgym.run.policy): it takes the model's place in a Policy, so
-`Policy(Attempts(...), playbook=...)` runs through eval, the playbook trainer and the certificate
-like any policy, and every agent's tokens are recorded in `Episode.agents`.
+A swarm is a `Team` (workgym.swarm.team) that plays through its own Policy, a `TeamPolicy`
+overriding `Policy.play`: `Attempts(...).policy(playbook=...)` runs through eval, the playbook
+trainer and the certificate like any policy (and `eval`, the trainer and `make_policy` take the
+team itself where they take a model), and every agent's tokens are recorded in `Episode.team`.
 
 - `Attempts`: independent attempts with a vote (self-consistency) or a judge (best-of-k); with a
   token budget per task it is also the cost-matched single-agent baseline.
@@ -14,5 +15,6 @@ like any policy, and every agent's tokens are recorded in `Episode.agents`.
 from workgym.swarm.policies import Attempts
 from workgym.swarm.roles import Roles
 from workgym.swarm.selection import JudgeSelect, MajorityVote, Selector
+from workgym.swarm.team import Team, TeamPolicy
 
-__all__ = ["Attempts", "JudgeSelect", "MajorityVote", "Roles", "Selector"]
+__all__ = ["Attempts", "JudgeSelect", "MajorityVote", "Roles", "Selector", "Team", "TeamPolicy"]

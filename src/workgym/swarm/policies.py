@@ -1,12 +1,12 @@
 """Independent attempts: N agents each play the task alone, and one answer is selected.
 
-`Attempts` is a Team (workgym.run.policy): it goes where a Policy's model goes, so
-`Policy(Attempts(...), playbook=...)` runs through `workgym eval`, the playbook trainer and the
-certificate like any policy. Each attempt is an ordinary episode with its own fresh toolkit
+`Attempts` is a Team (workgym.swarm.team): its policy (`Attempts(...).policy(playbook=...)`, a
+`TeamPolicy` that overrides `Policy.play`) runs through `workgym eval`, the playbook trainer and
+the certificate like any policy. Each attempt is an ordinary episode with its own fresh toolkit
 (`env.toolkit(task, seed=sub_seed)`) and sampling seed; attempt 0 uses the episode's own seed, so
 one attempt is exactly the single agent. Attempts are never scored: only the selected attempt's
 episode meets the verifier, once, as the swarm's episode. The others stay in the record as
-bounded sub-transcripts, with every agent's tokens (`Episode.agents`).
+bounded sub-transcripts, with every agent's tokens (`Episode.team`).
 
 With `budget_tokens`, the swarm stops spawning attempts when the next one would not fit (the
 spend so far plus the mean cost of a finished attempt), and truncates a running attempt once the
@@ -25,12 +25,12 @@ from workgym.core.driver import EpisodeDriver, drive
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import Model
+from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, sub_seed
 from workgym.swarm.selection import Candidate, Selector, selector
-from workgym.swarm.team import finish_as_team, member_policy, now, resolve
+from workgym.swarm.team import TeamPolicy, finish_as_team, member_policy, now, resolve
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -42,8 +42,8 @@ SOLVER = "solver"
 class Attempts:
     """N independent attempts of one agent, and a selection that never sees the verifier.
 
-    >>> Policy(Attempts("openai/qwen2.5-7b-instruct", n=5, budget_tokens=40_000),
-    ...        sampling=Sampling(temperature=0.7))
+    >>> Attempts("openai/qwen2.5-7b-instruct", n=5, budget_tokens=40_000).policy(
+    ...     sampling=Sampling(temperature=0.7))
     """
 
     def __init__(
@@ -76,6 +76,21 @@ class Attempts:
     @property
     def roles(self) -> tuple[str, ...]:
         return (SOLVER, "selector") if self.selector.name == "judge" else (SOLVER,)
+
+    @property
+    def lead(self) -> Model | TaskAwareModel:
+        """The attempts' model: the selected attempt's conversation is the episode's."""
+        return self.member
+
+    def policy(
+        self,
+        *,
+        system_prompt: str = "",
+        playbook: str | None = None,
+        sampling: Sampling | None = None,
+    ) -> Policy:
+        """This team's Policy (`TeamPolicy`): what eval, the trainer and the certificate play."""
+        return TeamPolicy(self, system_prompt=system_prompt, playbook=playbook, sampling=sampling)
 
     def describe(self) -> dict[str, Any]:
         return {

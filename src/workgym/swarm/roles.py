@@ -8,7 +8,7 @@
   `max_reviews` reviews a submission is accepted unreviewed. The checker needs a final tool.
 
 They share one playbook, a section per role (see `sections`), and each role may have its own
-model. Every agent's tokens are its own (`Episode.agents`), summed exactly into the episode's
+model. Every agent's tokens are its own (`Episode.team`), summed exactly into the episode's
 usage; `budget_tokens` caps the total (once it is spent the executor is truncated and no more
 reviews are asked for). Like every team, only the one final episode is scored.
 """
@@ -30,7 +30,7 @@ from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tools import Submission, Toolkit, ToolResult
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, conversation_usage, sub_seed
-from workgym.swarm.team import finish_as_team, member_policy, now, resolve
+from workgym.swarm.team import TeamPolicy, finish_as_team, member_policy, now, resolve
 from workgym.swarm.work import work_text
 
 if TYPE_CHECKING:
@@ -130,6 +130,21 @@ class Roles:
         budget = f"@{budget_tokens}" if budget_tokens is not None else ""
         extra = f"({','.join(others)})" if others else ""
         self.name = f"swarm/{'+'.join(self.roles)}{budget}:{base}{extra}"
+
+    @property
+    def lead(self) -> Model | TaskAwareModel:
+        """The executor's model: its conversation is the episode's."""
+        return self.models["executor"]
+
+    def policy(
+        self,
+        *,
+        system_prompt: str = "",
+        playbook: str | None = None,
+        sampling: Sampling | None = None,
+    ) -> Policy:
+        """This team's Policy (`TeamPolicy`): what eval, the trainer and the certificate play."""
+        return TeamPolicy(self, system_prompt=system_prompt, playbook=playbook, sampling=sampling)
 
     def sections(
         self, shared: Sequence[str] = ("strategy", "tools", "pitfalls")

@@ -122,6 +122,7 @@ def review(
     ),
 ) -> None:
     """List flagged successes of a run, or mark flags as accepted or confirmed exploits."""
+    from workgym.core.episode import upgrade_record
     from workgym.core.errors import ConfigError
     from workgym.guards.replay import export_exploit
     from workgym.guards.review import TrustedOutcomes, append_review, episode_flags
@@ -160,7 +161,7 @@ def review(
     for (t, e), record in sorted(outcomes.records.items()):
         if not record.get("verdict", {}) or not record["verdict"].get("success"):
             continue
-        why = record.get("flag_details") or {}
+        why = (upgrade_record(record).get("audit") or {}).get("details") or {}
         for f in episode_flags(record):
             found = outcomes.reviews.get((t, e, f))
             state = "[yellow]unreviewed[/]" if found is None else found.decision

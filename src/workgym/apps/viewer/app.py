@@ -215,7 +215,7 @@ def create_app(root: str | Path, *, allowed_hosts: set[str] | None = None) -> Fa
         record = queries.episode(path, task_id, epoch)
         if record is None:
             raise FileNotFoundError(f"no episode {task_id!r} epoch {epoch} in {run!r}")
-        record.pop("turn_tokens", None)  # token ids are for trainers, not readers
+        record.pop("trainer", None)  # token ids are for trainers, not readers
         steps = build_steps(record)
         gt = truth.task(path, task_id)
         history = read_reviews(path, task_id, epoch)

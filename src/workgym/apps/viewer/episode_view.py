@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from workgym.core.episode import upgrade_record
 from workgym.guards.review import episode_flags
 
 STATUS_MEANING = {
@@ -25,7 +26,7 @@ STATUS_MEANING = {
 }
 
 # Evidence keys under which a verifier may record where a flag was raised (message index, step or
-# call id); the audit's own sites are the record's `flag_sites`.
+# call id); the audit's own sites are the record's `audit.sites`.
 _PLACEMENT_KEYS = ("audit", "flag_steps", "flags")
 
 
@@ -80,11 +81,17 @@ def build_steps(record: dict[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
+def _audit(record: dict[str, Any]) -> dict[str, Any]:
+    """The audit's part of a raw record (`AuditRecord` as stored), whichever shape it has."""
+    audit = upgrade_record(record).get("audit")
+    return audit if isinstance(audit, dict) else {}
+
+
 def _placements(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """flag -> message indexes where it was raised: the audit's `flag_sites`, plus any sites a
+    """flag -> message indexes where it was raised: the audit's sites, plus any sites a
     verifier recorded in its evidence (by message index, call id or step number)."""
     found: dict[str, list[int]] = {}
-    sites = record.get("flag_sites")
+    sites = _audit(record).get("sites")
     if isinstance(sites, dict):
         for flag, where in sites.items():
             if isinstance(where, list):
@@ -116,7 +123,7 @@ def flag_view(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, 
     as far as the audit recorded these."""
     names = episode_flags(record)
     placed = _placements(record, steps)
-    details = record.get("flag_details")
+    details = _audit(record).get("details")
     why = details if isinstance(details, dict) else {}
     return {
         "names": names,

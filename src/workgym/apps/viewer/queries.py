@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from workgym.core import datafiles
+from workgym.core.episode import upgrade_record
 from workgym.run.rundir import EPISODES, read_spec, superseded_lines
 from workgym.run.summary import Summary, summarize
 
@@ -38,7 +39,8 @@ MAX_RECORD_BYTES = 8 * 2**20  # longest line the episode page parses and sends; 
 _COLUMNS = (
     "{task_id: 'VARCHAR', epoch: 'BIGINT', family: 'VARCHAR', split: 'VARCHAR', model: 'VARCHAR',"
     " outcome: 'VARCHAR', error: 'VARCHAR', truncation: 'VARCHAR', turns: 'BIGINT',"
-    " wall_time_s: 'DOUBLE', started_at: 'VARCHAR', flags: 'VARCHAR[]', verdict: 'JSON',"
+    " wall_time_s: 'DOUBLE', started_at: 'VARCHAR', flags: 'VARCHAR[]', audit: 'JSON',"
+    " verdict: 'JSON',"
     " usage: 'JSON', answer: 'JSON', submitted: 'BOOLEAN', tool_calls: 'JSON'}"
 )
 
@@ -52,7 +54,8 @@ SELECT task_id, epoch, family, split, model, outcome, left(error, 300) AS error,
   coalesce(TRY_CAST(json_extract(usage, '$.completion_tokens') AS BIGINT), 0)
     AS completion_tokens,
   coalesce(json_extract(usage, '$.by_role')::VARCHAR, '{}') AS by_role,
-  list_sort(list_distinct(list_concat(coalesce(flags, []),
+  list_sort(list_distinct(list_concat(
+    coalesce(json_extract_string(audit, '$.flags[*]'), flags, []),
     coalesce(json_extract_string(verdict, '$.flags[*]'), [])))) AS flags,
   coalesce(json_array_length(tool_calls), 0) AS n_tool_calls,
   len(list_filter(coalesce(json_extract_string(tool_calls, '$[*].status'), []),
@@ -358,8 +361,9 @@ class RunQueries:
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     record = {}
             if record.get("task_id") == task_id and record.get("epoch") == epoch:
-                return record
-        return _scan_for(run / EPISODES, task_id, epoch)  # offsets disagree: read it the slow way
+                return upgrade_record(record)  # lines from before decision 0120, too
+        found = _scan_for(run / EPISODES, task_id, epoch)  # offsets disagree: the slow way
+        return None if found is None else upgrade_record(found)
 
     def _placeholder(self, idx: _Index, line: int, size: int) -> dict[str, Any]:
         """What the episode page shows for a record too long to parse and send: its index row
@@ -381,7 +385,7 @@ class RunQueries:
             **{k: row[k] for k in ("task_id", "epoch", "family", "split", "model", "outcome")},
             **{k: row[k] for k in ("truncation", "turns", "wall_time_s", "started_at")},
             "error": note + (f"; its error: {row['error']}" if row.get("error") else ""),
-            "flags": row.get("flags") or [],
+            "audit": {"flags": row.get("flags") or []},
             "verdict": {k: row[k] for k in ("status", "success", "reward")},
             "usage": {k: row[k] for k in ("prompt_tokens", "completion_tokens")},
             "messages": [],

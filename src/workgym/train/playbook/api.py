@@ -14,6 +14,7 @@ from workgym.core.missing_extra import require
 from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.models import get_model
+from workgym.run.policy import Agent, MakesPolicy
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.loop import Trainer
 from workgym.train.playbook.playbook import Playbook
@@ -37,7 +38,7 @@ def resolve_reflector(
 
 async def train_playbook_async(
     env: Environment | str | Path,
-    model: Model | TaskAwareModel | str,
+    model: Agent | str,
     *,
     out: str | Path,
     reflector: Model | TaskAwareModel | str | None = None,
@@ -57,7 +58,11 @@ async def train_playbook_async(
     """
     require("plots", "the playbook's learning curve", "matplotlib")  # before training, not after
     environment = env if isinstance(env, Environment) else load(env)
-    agent = get_model(model, base_url=base_url, api_key=api_key)
+    agent: Agent = (
+        model
+        if isinstance(model, MakesPolicy)
+        else get_model(model, base_url=base_url, api_key=api_key)
+    )
     if reflector is None:
         if not isinstance(agent, Model):
             raise ConfigError(f"{agent.name} cannot reflect; pass a reflector model")

@@ -116,9 +116,9 @@ class Trainer(TrainingState):
         self.version(self.pb, 0, "seed")
         select = [t.id for t in self.dev_select]
         for b in self.baselines:
-            from workgym.run.policy import Policy
+            from workgym.run.policy import make_policy
 
-            policy = Policy(
+            policy = make_policy(
                 b.model, system_prompt=b.system_prompt, sampling=b.sampling(self.sampling)
             )
             roll = await self.roller.run(

@@ -20,11 +20,10 @@ from statistics import fmean
 
 from workgym.core.environment import Environment
 from workgym.core.episode import Episode
-from workgym.core.model import Model, Sampling, estimate_tokens
-from workgym.core.task_aware import TaskAwareModel
+from workgym.core.model import Sampling, estimate_tokens
 from workgym.core.tasks import Task, TrainingTaskSet
 from workgym.run.options import EvalOptions
-from workgym.run.policy import Policy
+from workgym.run.policy import Agent, Policy, make_policy
 from workgym.run.runner import eval_async
 from workgym.train.playbook.entries import CITATION
 from workgym.train.playbook.ledger import Ledger, Role
@@ -131,7 +130,7 @@ class Roller:
     def __init__(
         self,
         sealed: Environment,
-        model: Model | TaskAwareModel,
+        model: Agent,
         *,
         root: Path,
         ledger: Ledger,
@@ -154,7 +153,7 @@ class Roller:
         return self.tokens_run * episodes // self.episodes_run if self.episodes_run else 0
 
     def policy(self, playbook_text: str) -> Policy:
-        return Policy(
+        return make_policy(
             self.model,
             system_prompt=self.system_prompt,
             playbook=playbook_text or None,  # empty playbook == the untrained agent, same hash

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from workgym.core.model import Model, Sampling
-from workgym.core.task_aware import TaskAwareModel
+from workgym.core.model import Sampling
 from workgym.core.tasks import Task
+from workgym.run.policy import Agent
 from workgym.stats.tests import mean_ci
 from workgym.train.playbook.groups import Group
 from workgym.train.playbook.rollouts import Rollouts
@@ -25,7 +25,7 @@ class Baseline:
     """An untrained agent the trained one is compared with (step 0 and the report)."""
 
     name: str
-    model: Model | TaskAwareModel
+    model: Agent
     system_prompt: str = ""
     temperature: float | None = None  # None: the run's sampling; a sampling baseline sets it
 

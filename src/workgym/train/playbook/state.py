@@ -14,7 +14,7 @@ from typing import Any
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.model import Model, Sampling
-from workgym.core.task_aware import TaskAwareModel
+from workgym.run.policy import Agent
 from workgym.train.playbook.config import TrainConfig
 from workgym.train.playbook.curator import Curator
 from workgym.train.playbook.deltas import Delta
@@ -41,7 +41,7 @@ class TrainingState:
     def __init__(
         self,
         env: Environment,
-        model: Model | TaskAwareModel,
+        model: Agent,
         *,
         reflector: Model,
         out: str | Path,

@@ -212,10 +212,11 @@ class WorkgymRollout:
         }
         for episode in episodes:
             reward = reward_of(episode)
+            turns = episode.trainer.turn_tokens if episode.trainer is not None else None
             try:
-                tokens = episode_tokens(episode.turn_tokens)
+                tokens = episode_tokens(turns)
             except TokenMismatchError:
-                if episode.turn_tokens:  # the provider broke exactness: a bug to report
+                if turns:  # the provider broke exactness: a bug to report
                     raise
                 # No model turn at all (the episode errored first): a one-token placeholder
                 # with mask 0 and no reward, so the batch keeps its shape and nothing trains.
