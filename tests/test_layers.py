@@ -174,13 +174,10 @@ def _parse(path: Path) -> ast.AST:
 
 
 STRING_EDGES = [e for name, path in MODULES.items() for e in _string_edges(name, _parse(path))]
-# String imports that break the rule today and are owned elsewhere (issue 32): the core names the
-# warehouse's class (`SAVED_ONLY`) and `run` names the guards' default finisher. Each goes once
-# its entry-point group lands; an entry here must go then (the test below says so).
-KNOWN_STRING_IMPORTS = {
-    ("workgym.core.loading", "workgym.envs.warehouse.runtime.env:WarehouseEnv"),  # removed by reg32
-    ("workgym.run.finish", "workgym.guards.audit:record_audit"),  # removed by reg32
-}
+# String imports that break the rule and are allowed by name. Empty since the saved-only classes
+# and the default finisher became entry-point groups (issue 32, decision 0115); an entry here must
+# go once its string is gone (the test below says so).
+KNOWN_STRING_IMPORTS: set[tuple[str, str]] = set()
 
 
 def _package(module: str) -> str:

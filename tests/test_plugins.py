@@ -294,6 +294,7 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
     from workgym.apps.cli.main import COMMANDS
     from workgym.apps.cli.train import TRAINERS
     from workgym.core.loading import SAVED_ENVIRONMENTS
+    from workgym.envs.warehouse.runtime.family_plug import FAMILIES
     from workgym.guards.catalog import PROBES
     from workgym.models import PROVIDERS
     from workgym.run.executors import EXECUTORS
@@ -307,7 +308,7 @@ def test_every_builtin_entry_point_is_installed_and_imports() -> None:
     declared = {group: names for group, names in declared.items() if group.startswith("workgym.")}
     registries: list[registry.Registry[Any]] = [
         ENVIRONMENTS, PROVIDERS, DOUBLES, COMMANDS, TRAINERS, EXECUTORS,
-        SAVED_ENVIRONMENTS, FINISHERS, PROBES,
+        SAVED_ENVIRONMENTS, FINISHERS, PROBES, FAMILIES,
     ]  # fmt: skip
     assert sorted(declared) == sorted(r.group for r in registries)
     for reg in registries:
