@@ -7,6 +7,7 @@ worked example of the task's kind; its numbers are written into it and are never
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from typer.testing import CliRunner
 from workgym.apps.cli.main import app
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
+from workgym.core.messages import Message, ToolCall
+from workgym.core.model import Completion, Sampling
 from workgym.core.registry import Entry
+from workgym.core.tools import ToolSpec
 from workgym.core.verdict import Verdict
 from workgym.envs.toy_examples.env import KINDS, ToyExamples, ToyExamplesAgent, example_mark
 from workgym.testing.scripted import DOUBLES
@@ -140,6 +144,38 @@ def test_a_flagged_success_is_not_a_verified_one() -> None:
     assert not verified(ok.model_copy(update={"flags": ["shortcut"]}))
     wrong = ok.model_copy(update={"verdict": Verdict.wrong(got="x")})
     assert not verified(wrong)
+
+
+class LeakyAgent(ToyExamplesAgent):
+    """The double, but on `sort` tasks its first turn also transforms a dev task's answer: its
+    successes there carry a dev answer into the worked example."""
+
+    leak = next(t for t in split("dev") if t.meta["kind"] == "reverse").answer
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
+    ) -> Completion:
+        c = await super().complete(messages, tools, sampling)
+        calls = c.message.tool_calls
+        first = not any(m.role == "tool" for m in messages)
+        if first and calls and calls[0].name == "transform" and '"sort"' in calls[0].arguments:
+            args = json.dumps({"kind": "sort", "word": self.leak})
+            leak = ToolCall(id="call_leak", name="transform", arguments=args)
+            message = c.message.model_copy(update={"tool_calls": [leak, *calls]})
+            return c.model_copy(update={"message": message})
+        return c
+
+
+def test_the_learner_refuses_a_verified_success_that_carries_a_dev_answer(tmp_path: Path) -> None:
+    result = bootstrap_playbook(ToyExamples(), LeakyAgent(), out=tmp_path)
+    assert result.refused, "the leaky successes should have been refused"
+    for r in result.refused:
+        assert TASKS[r.example.task_id].meta["kind"] == "sort"
+        assert [f.rule for f in r.findings] == ["held_out"]
+        assert LeakyAgent.leak.lower() in r.findings[0].detail
+    assert sorted(TASKS[e.task_id].meta["kind"] for e in result.chosen) == ["reverse", "upper"]
+    assert per_kind(result, result.learned.task_means)["sort"] == 0.0
+    assert LeakyAgent.leak.lower() not in Path(result.playbook_path).read_text().lower()
 
 
 # -- the search on its own ------------------------------------------------------------------------
