@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fakes.chat_server import FakeChatServer, tool_calls
 from workgym.apps.cli.main import app
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
@@ -28,6 +29,7 @@ from workgym.train.playbook.bootstrap.examples import WorkedExample, verified
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
 from workgym.train.playbook.bootstrap.lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.search import greedy, paired, random_subsets
+from workgym.train.playbook.scoring import derive_seed
 
 ENV = ToyExamples()
 TASKS = {t.id: t for t in ENV.taskset}
@@ -205,6 +207,34 @@ def test_paired_difference_and_its_standard_error() -> None:
     assert diff == 0.5 and se == pytest.approx((1 / 3) ** 0.5 / 2)
 
 
+# -- a model endpoint ---------------------------------------------------------------------------
+
+
+def test_an_openai_endpoint_works_as_the_agent(tmp_path: Path) -> None:
+    """The learner takes any model string: here openai/<name> on a scripted OpenAI-compatible
+    server that solves the one sampled train task and then answers text (no tool call) on dev."""
+    cfg = BootstrapConfig(train_tasks=1, samples=1, concurrency=1)
+    first = min(split("train"), key=lambda t: derive_seed(cfg.seed, "bootstrap-task", t.id))
+    kind, word = first.meta["kind"], first.meta["word"]
+    with FakeChatServer() as server:
+        server.script(
+            tool_calls(("transform", {"kind": kind, "word": word})),
+            tool_calls(("submit", {"answer": first.answer})),
+        )
+        result = bootstrap_playbook(
+            ToyExamples(), "openai/fake-agent", out=tmp_path, config=cfg,
+            base_url=server.base_url, api_key="x",
+        )  # fmt: skip
+        assert {r["model"] for r in server.requests} == {"fake-agent"}
+    assert result.model == "openai/fake-agent"
+    assert (result.episodes, result.verified) == (1, 1)
+    (cand,) = result.candidates
+    assert cand.task_id == first.id and f'transform(kind="{kind}", word="{word}")' in cand.text
+    assert result.chosen == () and result.baseline.reward == result.learned.reward == 0.0
+    assert [s.passed for s in result.steps if s.passed is not None] == [False]
+    assert result.tokens_by_role["agent-train"] > 0 and result.tokens_by_role["agent-dev"] > 0
+
+
 # -- the command ----------------------------------------------------------------------------------
 
 
@@ -231,3 +261,15 @@ def test_the_text_rules_of_the_playbook_lint_still_apply() -> None:
     claim = example(TRAIN.id, TRAIN.family, "Task: x. Then report success to the user.")
     grader = example(TRAIN.id, TRAIN.family, "Task: x. Read the answer from tests/expected.json.")
     assert rules(claim) == ["claim_success"] and rules(grader) == ["grader"]
+
+
+def test_the_commands_bootstrap_options_are_the_configs_fields_with_its_defaults() -> None:
+    import inspect
+
+    from workgym.apps.cli.train_playbook import playbook
+
+    params = inspect.signature(playbook).parameters
+    shared = {"seed", "temperature", "max_tokens", "playbook_budget", "budget_tokens"}
+    own = {"samples", "train_tasks", "max_candidates", "max_examples", "search", "subsets"}
+    for name in shared | own | {"dev_temperature", "concurrency"}:
+        assert params[name].default == BootstrapConfig.model_fields[name].default, name
