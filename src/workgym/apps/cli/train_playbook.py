@@ -114,7 +114,7 @@ def playbook(
     ] = "reflect",
     samples: Annotated[int, typer.Option(min=1, help="bootstrap: episodes per train task")] = 3,
     train_tasks: Annotated[
-        int | None, typer.Option(min=1, help="bootstrap: train tasks sampled (default 16)")
+        int | None, typer.Option(min=1, help="bootstrap: train tasks sampled")
     ] = 16,
     max_candidates: Annotated[
         int, typer.Option(min=1, help="bootstrap: worked examples the search chooses from")
