@@ -1,0 +1,154 @@
+"""A pilot of the bootstrap learner with a real model, on train and dev only (issue 35).
+
+    PYTHONPATH=src python bench/bootstrap_pilot.py --model llamacpp/qwen2.5-coder-0.5b \
+        --env workgym/lookup --train-tasks 8 --samples 2 --max-candidates 4 --max-examples 2 \
+        --max-tokens 48 --concurrency 4 --seed 0 --out runs/pilot/lookup-05b
+
+What it answers: does `workgym train playbook --learner bootstrap` raise a real model's dev
+reward at all, and how long does an episode take, so that a demo can be sized with
+`workgym certify --plan` before anything looks at test. It never opens the test split (the
+learner seals it).
+
+1. States the budget before running: the episode cap (train tasks x samples, plus dev tasks x
+   dev_k for every set the greedy search may score: the empty set and up to max_examples rounds
+   of max_candidates sets).
+2. Runs the learner (`workgym.train.playbook.bootstrap.learner.bootstrap_playbook`), timed.
+3. Prints: verified train successes over train episodes and the train tasks with at least one
+   (the worked examples' source), the empty playbook's dev successes and the learned playbook's,
+   each with its exact (Clopper-Pearson) 95% interval, the paired counts (dev tasks only the
+   learned playbook solved, only the empty one solved), the seconds per episode actually run,
+   and the `workgym certify --plan` command for the gain seen. The learned dev number is
+   optimistic: dev also chose the examples.
+
+Resumes: the same command reads the learner's episodes back (its --out). Asserts nothing.
+Any agent works: llamacpp/ or hf/ built-in models run here; openai/<model> with --base-url.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from workgym.core.loading import load
+from workgym.stats.proportions import clopper_pearson
+from workgym.train.playbook.bootstrap.config import BootstrapConfig
+from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--model", required=True, help="agent: llamacpp/..., hf/..., openai/<model>")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (openai/ models)")
+    p.add_argument("--api-key", default=None)
+    p.add_argument("--env", default="workgym/lookup")
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-tasks", type=int, default=8)
+    p.add_argument("--samples", type=int, default=2)
+    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--max-candidates", type=int, default=4)
+    p.add_argument("--max-examples", type=int, default=2)
+    p.add_argument("--dev-k", type=int, default=1)
+    p.add_argument("--max-tokens", type=int, default=48)
+    p.add_argument("--concurrency", type=int, default=4)
+    return p.parse_args(argv)
+
+
+def episodes_on_disk(out: Path) -> int:
+    """Episodes the learner's run directories hold (run now or read back)."""
+    return sum(
+        sum(1 for line in f.read_text(encoding="utf-8").splitlines() if line.strip())
+        for f in (out / "episodes").glob("*/episodes.jsonl")
+    )
+
+
+def rate(k: int, n: int) -> str:
+    est = clopper_pearson(k, n)
+    return f"{k}/{n} = {k / n:.2f} [{est.lower:.2f}, {est.upper:.2f}]"
+
+
+def report(res: BootstrapResult, wall: float, ran: int) -> dict[str, object]:
+    base = [round(x * 1) for x in res.baseline.task_means]  # dev_k=1, binary reward: 0 or 1
+    learned = [round(x * 1) for x in res.learned.task_means]
+    n = len(base)
+    only_learned = sum(1 for b, c in zip(base, learned, strict=True) if c > b)
+    only_base = sum(1 for b, c in zip(base, learned, strict=True) if b > c)
+    source_tasks = len({ex.task_id for ex in res.candidates})
+    gain = (sum(learned) - sum(base)) / n
+    p0 = sum(base) / n
+    lines = {
+        "train episodes (T=%.1f)" % res.config.temperature: str(res.episodes),
+        "verified train successes": rate(res.verified, res.episodes) if res.episodes else "0/0",
+        "train tasks with a usable example": f"{source_tasks}/{len(res.train_tasks)}",
+        "refused by the lint": str(len(res.refused)),
+        "too long": str(res.too_long),
+        "sets scored on dev": str(len(res.steps)),
+        "examples chosen": str(len(res.chosen)),
+        "dev, empty playbook": rate(sum(base), n),
+        "dev, learned (optimistic)": rate(sum(learned), n),
+        "dev paired: only learned / only empty": f"{only_learned} / {only_base}",
+        "dev tokens per task, empty -> learned": (
+            f"{res.baseline.tokens_per_task:.0f} -> {res.learned.tokens_per_task:.0f}"
+        ),
+        "playbook tokens": str(res.learned.playbook_tokens),
+        "episodes run here": str(ran),
+        "wall": f"{wall:.0f} s",
+        "seconds per episode": f"{wall / ran:.1f}" if ran else "n/a (all read back)",
+    }
+    for k, v in lines.items():
+        print(f"{k:>40}: {v}")
+    plan = (
+        f"workgym certify {res.env_id} --plan --baseline-rate {max(p0, 0.01):.2f} "
+        f"--target {max(gain, 0.05):.2f} --epochs 1"
+    )
+    print(f"\nplan the demo before any look at test:\n  {plan}")
+    return {"lines": lines, "base": base, "learned": learned, "gain": gain, "plan": plan}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    env = load(args.env)
+    n_dev = len(env.taskset.split("dev"))
+    n_train = min(args.train_tasks, len(env.taskset.split("train")))
+    sets = 1 + args.max_examples * args.max_candidates
+    cap = n_train * args.samples + n_dev * args.dev_k * sets
+    cmd = " ".join(["python", "bench/bootstrap_pilot.py", *(argv or sys.argv[1:])])
+    print(f"command: {cmd}")
+    print(f"seed {args.seed}; machine: {platform.machine()}, {platform.python_version()}")
+    print(
+        f"budget, before running: at most {cap} episodes ({n_train} train tasks x "
+        f"{args.samples} samples + {n_dev} dev tasks x {args.dev_k} x at most {sets} sets); "
+        "the greedy search stops at the first round that fails its gate"
+    )
+    out = Path(args.out)
+    before = episodes_on_disk(out)
+    cfg = BootstrapConfig(
+        seed=args.seed,
+        temperature=args.temperature,
+        samples=args.samples,
+        train_tasks=args.train_tasks,
+        max_candidates=args.max_candidates,
+        max_examples=args.max_examples,
+        dev_k=args.dev_k,
+        max_tokens=args.max_tokens,
+        concurrency=args.concurrency,
+    )
+    started = time.perf_counter()
+    res = bootstrap_playbook(
+        env, args.model, out=out, config=cfg, base_url=args.base_url, api_key=args.api_key
+    )
+    wall = time.perf_counter() - started
+    ran = episodes_on_disk(out) - before
+    summary = report(res, wall, ran)
+    summary.update(command=cmd, seed=args.seed, wall_s=wall, episodes_run=ran, cap=cap)
+    (out / "pilot.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"\nplaybook: {res.playbook_path}\n{Path(res.playbook_path).read_text()[:1500]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
