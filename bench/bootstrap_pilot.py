@@ -9,9 +9,9 @@ reward at all, and how long does an episode take, so that a demo can be sized wi
 `workgym certify --plan` before anything looks at test. It never opens the test split (the
 learner seals it).
 
-1. States the budget before running: the episode cap (train tasks x samples, plus dev tasks x
-   dev_k for every set the greedy search may score: the empty set and up to max_examples rounds
-   of max_candidates sets).
+1. States the budget before running: the episode cap (train tasks x samples, plus one episode
+   per dev task, at temperature 0, for every set the greedy search may score: the empty set
+   and up to max_examples rounds of max_candidates sets).
 2. Runs the learner (`workgym.train.playbook.bootstrap.learner.bootstrap_playbook`), timed.
 3. Prints: verified train successes over train episodes and the train tasks with at least one
    (the worked examples' source), the empty playbook's dev successes and the learned playbook's,
@@ -52,7 +52,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--temperature", type=float, default=0.7)
     p.add_argument("--max-candidates", type=int, default=4)
     p.add_argument("--max-examples", type=int, default=2)
-    p.add_argument("--dev-k", type=int, default=1)
     p.add_argument("--max-tokens", type=int, default=48)
     p.add_argument("--concurrency", type=int, default=4)
     return p.parse_args(argv)
@@ -72,8 +71,8 @@ def rate(k: int, n: int) -> str:
 
 
 def report(res: BootstrapResult, wall: float, ran: int) -> dict[str, object]:
-    base = [round(x * 1) for x in res.baseline.task_means]  # dev_k=1, binary reward: 0 or 1
-    learned = [round(x * 1) for x in res.learned.task_means]
+    base = [round(x) for x in res.baseline.task_means]  # one dev episode a task (dev_k=1)
+    learned = [round(x) for x in res.learned.task_means]
     n = len(base)
     only_learned = sum(1 for b, c in zip(base, learned, strict=True) if c > b)
     only_base = sum(1 for b, c in zip(base, learned, strict=True) if b > c)
@@ -81,7 +80,7 @@ def report(res: BootstrapResult, wall: float, ran: int) -> dict[str, object]:
     gain = (sum(learned) - sum(base)) / n
     p0 = sum(base) / n
     lines = {
-        "train episodes (T=%.1f)" % res.config.temperature: str(res.episodes),
+        f"train episodes (T={res.config.temperature:.1f})": str(res.episodes),
         "verified train successes": rate(res.verified, res.episodes) if res.episodes else "0/0",
         "train tasks with a usable example": f"{source_tasks}/{len(res.train_tasks)}",
         "refused by the lint": str(len(res.refused)),
@@ -101,6 +100,14 @@ def report(res: BootstrapResult, wall: float, ran: int) -> dict[str, object]:
     }
     for k, v in lines.items():
         print(f"{k:>40}: {v}")
+    for step in res.steps:  # every set the search scored, the rejected ones too
+        gate = "" if step.passed is None else f", gate {'passed' if step.passed else 'failed'}"
+        print(
+            f"  round {step.round}: {len(step.examples)} example(s), {step.tokens} tokens, "
+            f"dev {round(step.reward * n)}/{n}{gate}"
+        )
+    for ex in res.candidates:
+        print(f"  candidate from {ex.task_id}: {ex.text}")
     plan = (
         f"workgym certify {res.env_id} --plan --baseline-rate {max(p0, 0.01):.2f} "
         f"--target {max(gain, 0.05):.2f} --epochs 1"
@@ -115,13 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     n_dev = len(env.taskset.split("dev"))
     n_train = min(args.train_tasks, len(env.taskset.split("train")))
     sets = 1 + args.max_examples * args.max_candidates
-    cap = n_train * args.samples + n_dev * args.dev_k * sets
+    cap = n_train * args.samples + n_dev * sets
     cmd = " ".join(["python", "bench/bootstrap_pilot.py", *(argv or sys.argv[1:])])
     print(f"command: {cmd}")
     print(f"seed {args.seed}; machine: {platform.machine()}, {platform.python_version()}")
     print(
         f"budget, before running: at most {cap} episodes ({n_train} train tasks x "
-        f"{args.samples} samples + {n_dev} dev tasks x {args.dev_k} x at most {sets} sets); "
+        f"{args.samples} samples + {n_dev} dev tasks x at most {sets} sets, one episode each); "
         "the greedy search stops at the first round that fails its gate"
     )
     out = Path(args.out)
@@ -133,7 +140,6 @@ def main(argv: list[str] | None = None) -> int:
         train_tasks=args.train_tasks,
         max_candidates=args.max_candidates,
         max_examples=args.max_examples,
-        dev_k=args.dev_k,
         max_tokens=args.max_tokens,
         concurrency=args.concurrency,
     )

@@ -20,12 +20,12 @@ from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling
 from workgym.core.registry import Entry
-from workgym.core.tools import ToolSpec
+from workgym.core.tools import ToolResult, ToolSpec
 from workgym.core.verdict import Verdict
 from workgym.envs.toy_examples.env import KINDS, ToyExamples, ToyExamplesAgent, example_mark
 from workgym.testing.scripted import DOUBLES
 from workgym.train.playbook.bootstrap.config import BootstrapConfig
-from workgym.train.playbook.bootstrap.examples import WorkedExample, verified
+from workgym.train.playbook.bootstrap.examples import WorkedExample, render, verified
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
 from workgym.train.playbook.bootstrap.lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.search import greedy, paired, random_subsets
@@ -146,6 +146,27 @@ def test_a_flagged_success_is_not_a_verified_one() -> None:
     assert not verified(ok.model_copy(update={"flags": ["shortcut"]}))
     wrong = ok.model_copy(update={"verdict": Verdict.wrong(got="x")})
     assert not verified(wrong)
+
+
+def test_a_worked_example_leaves_out_the_calls_the_tools_refused() -> None:
+    """What a real model did on train (issue 35 pilot): a made-up tool name, then the right call;
+    the example must show only the right one, since the model copies an example's first call."""
+    task = next(t for t in split("train") if t.meta["kind"] == "sort")
+    word, answer = task.meta["word"], task.answer
+    calls = [
+        ToolResult(call_id="1", name="sort", arguments=json.dumps({"word": word}),
+                   content="error: unknown tool 'sort'", status="unknown_tool"),
+        ToolResult(call_id="2", name="transform",
+                   arguments=json.dumps({"word": word, "kind": "sort"}), content=answer),
+        ToolResult(call_id="3", name="submit", arguments=json.dumps({"answer": answer}),
+                   content="answer recorded"),
+    ]  # fmt: skip
+    ep = Episode(task_id=task.id, family=task.family, split="train", tool_calls=calls,
+                 answer=answer, verdict=Verdict.correct())  # fmt: skip
+    text = render(task, ep, "run/t/0", tool_chars=80).text
+    assert "sort(" not in text.replace("transform(", "")
+    assert "error" not in text
+    assert f'Calls: transform(word="{word}", kind="sort") -> "{answer}"; submit(' in text
 
 
 class LeakyAgent(ToyExamplesAgent):

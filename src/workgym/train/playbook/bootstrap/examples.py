@@ -1,7 +1,9 @@
 """A worked example: one verified train episode, rendered as a short line the agent can copy.
 
-It shows the task, the tool calls with their (shortened) outputs and the final answer, nothing
-else: no reasoning text, no verifier feedback. Only an episode the verifier passed and the audit
+It shows the task, the tool calls that worked with their (shortened) outputs and the final
+answer, nothing else: no reasoning text, no verifier feedback, and no call the tools refused (a
+real model copies an example's first call, so a success reached after a wrong tool name would
+teach the wrong name; decision 0132). Only an episode the verifier passed and the audit
 did not flag becomes one (`verified`), and an example too long to stay readable is dropped.
 """
 
@@ -60,10 +62,12 @@ def _prompt(task: Task) -> str:
 
 
 def render(task: Task, episode: Episode, ref: str, *, tool_chars: int) -> WorkedExample:
-    """The example line: `Task: ... Calls: a(x=1) -> "out"; b(...) Answer: ...`."""
+    """The example line: `Task: ... Calls: a(x=1) -> "out"; b(...) Answer: ...`, failed calls
+    left out."""
     calls = [
         _call(r.name, r.arguments) + (f" -> {json.dumps(_short(r.content, tool_chars))}")
         for r in episode.tool_calls
+        if not r.is_error
     ]
     answer = episode.answer if isinstance(episode.answer, str) else json.dumps(episode.answer)
     text = f"Task: {normalize(_prompt(task))} Calls: {'; '.join(calls) or '(none)'}"
