@@ -19,6 +19,9 @@ learner seals it).
    learned playbook solved, only the empty one solved), the seconds per episode actually run,
    and the `workgym certify --plan` command for the gain seen. The learned dev number is
    optimistic: dev also chose the examples.
+4. With --train-check, a check the search never saw: the learned and the empty playbook on every
+   train task at temperature 0 (`workgym eval --split train`, run directories under
+   OUT/train-check/), counted on all of them and on the train tasks the learner never sampled.
 
 Resumes: the same command reads the learner's episodes back (its --out). Asserts nothing.
 Any agent works: llamacpp/ or hf/ built-in models run here; openai/<model> with --base-url.
@@ -27,13 +30,21 @@ Any agent works: llamacpp/ or hf/ built-in models run here; openai/<model> with 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import platform
 import sys
 import time
 from pathlib import Path
 
+from workgym.core.environment import Environment
 from workgym.core.loading import load
+from workgym.core.model import Model, Sampling
+from workgym.core.run_limits import DEFAULT_RUN_LIMITS
+from workgym.models import get_model
+from workgym.run.options import EvalOptions
+from workgym.run.policy import Policy
+from workgym.run.runner import eval_async
 from workgym.stats.proportions import clopper_pearson
 from workgym.train.playbook.bootstrap.config import BootstrapConfig
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
@@ -54,6 +65,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-examples", type=int, default=2)
     p.add_argument("--max-tokens", type=int, default=48)
     p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument(
+        "--train-check", action="store_true", help="also run both playbooks on every train task"
+    )
     return p.parse_args(argv)
 
 
@@ -116,6 +130,46 @@ def report(res: BootstrapResult, wall: float, ran: int) -> dict[str, object]:
     return {"lines": lines, "base": base, "learned": learned, "gain": gain, "plan": plan}
 
 
+def train_check(
+    env: Environment, agent: Model, res: BootstrapResult, args: argparse.Namespace
+) -> dict[str, object]:
+    """Both playbooks on every train task at temperature 0: the tasks the learner never sampled
+    are a check the search did not choose on."""
+    sampling = Sampling(temperature=0.0, max_tokens=args.max_tokens)
+    learned_text = Path(res.playbook_path).read_text(encoding="utf-8") or None
+    ok: dict[str, dict[str, bool]] = {}
+    started = time.perf_counter()
+    for arm, text in (("learned", learned_text), ("empty", None)):
+        policy = Policy(agent, playbook=text, sampling=sampling, base_url=args.base_url)
+        options = EvalOptions(  # what `workgym eval` runs by default, run limits included
+            policy=policy,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            progress=False,
+            run_limits=DEFAULT_RUN_LIMITS,
+        )
+        out = Path(args.out) / "train-check" / arm
+        run = asyncio.run(eval_async(env, split="train", out=out, options=options))
+        ok[arm] = {
+            e.task_id: bool(e.verdict is not None and e.verdict.success) for e in run.episodes()
+        }
+    wall = time.perf_counter() - started
+    sampled = set(res.train_tasks)
+    print(f"\ntrain check, temperature 0 ({wall:.0f} s):")
+    for label, ids in (
+        ("every train task", sorted(ok["learned"])),
+        ("train tasks the learner never sampled", sorted(set(ok["learned"]) - sampled)),
+    ):
+        kl, ke = sum(ok["learned"][i] for i in ids), sum(ok["empty"][i] for i in ids)
+        only_l = sum(ok["learned"][i] and not ok["empty"][i] for i in ids)
+        only_e = sum(ok["empty"][i] and not ok["learned"][i] for i in ids)
+        print(
+            f"{label:>40}: learned {rate(kl, len(ids))}, empty {rate(ke, len(ids))}, "
+            f"only learned / only empty {only_l} / {only_e}"
+        )
+    return {"wall_s": wall, "ok": ok}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     env = load(args.env)
@@ -144,13 +198,14 @@ def main(argv: list[str] | None = None) -> int:
         concurrency=args.concurrency,
     )
     started = time.perf_counter()
-    res = bootstrap_playbook(
-        env, args.model, out=out, config=cfg, base_url=args.base_url, api_key=args.api_key
-    )
+    agent = get_model(args.model, base_url=args.base_url, api_key=args.api_key)
+    res = bootstrap_playbook(env, agent, out=out, config=cfg)
     wall = time.perf_counter() - started
     ran = episodes_on_disk(out) - before
     summary = report(res, wall, ran)
     summary.update(command=cmd, seed=args.seed, wall_s=wall, episodes_run=ran, cap=cap)
+    if args.train_check:
+        summary["train_check"] = train_check(env, agent, res, args)
     (out / "pilot.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(f"\nplaybook: {res.playbook_path}\n{Path(res.playbook_path).read_text()[:1500]}")
     return 0
