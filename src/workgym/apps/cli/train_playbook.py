@@ -85,7 +85,9 @@ def playbook(
     seed_playbook: Annotated[Path | None, typer.Option(help="playbook.md to start from")] = None,
     group_size: Annotated[int, typer.Option(min=2, help="G: rollouts per train task")] = 5,
     batch_size: Annotated[int, typer.Option(min=1, help="B: train tasks per iteration")] = 8,
-    dev_k: Annotated[int, typer.Option(min=1, help="K: rollouts per dev task")] = 3,
+    dev_k: Annotated[
+        int | None, typer.Option(min=1, help="K: rollouts per dev task (reflect 3, bootstrap 1)")
+    ] = None,
     gate_tasks: Annotated[int, typer.Option(min=2, help="dev tasks per gate B")] = 8,
     max_epochs: Annotated[int, typer.Option(min=1)] = 3,
     max_iterations: Annotated[int | None, typer.Option(min=1)] = None,
@@ -103,8 +105,51 @@ def playbook(
     imports: ImportModules = None,
     device: Device = "auto",
     dtype: Dtype = "auto",
+    learner: Annotated[
+        str,
+        typer.Option(
+            help="reflect: lessons from a reflector; bootstrap: worked examples from the "
+            "agent's own verified train successes (no reflector)"
+        ),
+    ] = "reflect",
+    samples: Annotated[int, typer.Option(min=1, help="bootstrap: episodes per train task")] = 3,
+    train_tasks: Annotated[
+        int | None, typer.Option(min=1, help="bootstrap: train tasks sampled")
+    ] = 16,
+    max_candidates: Annotated[
+        int, typer.Option(min=1, help="bootstrap: worked examples the search chooses from")
+    ] = 8,
+    max_examples: Annotated[
+        int, typer.Option(min=1, help="bootstrap: worked examples in the playbook")
+    ] = 4,
+    search: Annotated[
+        str, typer.Option(help="bootstrap: greedy (forward selection) or random (subsets)")
+    ] = "greedy",
+    subsets: Annotated[int, typer.Option(min=1, help="bootstrap: random subsets tried")] = 8,
+    dev_temperature: Annotated[
+        float, typer.Option(min=0.0, help="bootstrap: sampling temperature on dev")
+    ] = 0.0,
 ) -> None:
     """Learn a readable playbook for a frozen model from reward (train split; dev selects)."""
+    if learner == "bootstrap":
+        _bootstrap(
+            env, model, out, base_url=base_url, api_key=api_key, imports=imports,
+            device=device, dtype=dtype, seed_playbook=seed_playbook,
+            reflector_model=reflector_model, baseline=baseline,
+            fields=dict(
+                seed=seed, temperature=temperature, samples=samples, train_tasks=train_tasks,
+                max_candidates=max_candidates, max_examples=max_examples, search=search,
+                subsets=subsets, dev_temperature=dev_temperature,
+                dev_k=dev_k or 1, max_tokens=max_tokens,
+                playbook_budget=playbook_budget, budget_tokens=budget_tokens,
+                concurrency=concurrency,
+            ),
+        )  # fmt: skip
+        return
+    if learner != "reflect":
+        from workgym.apps.cli.main import _fail
+
+        _fail(f"unknown --learner {learner!r}; use reflect or bootstrap")
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -119,7 +164,7 @@ def playbook(
             seed=seed,
             group_size=group_size,
             batch_size=batch_size,
-            dev_k=dev_k,
+            dev_k=dev_k or 3,
             gate_tasks=gate_tasks,
             max_epochs=max_epochs,
             max_iterations=max_iterations,
@@ -187,6 +232,71 @@ def playbook(
         console.print(result.efficiency.statement, highlight=False)
     console.print(f"playbook: {result.playbook_path}")
     console.print(f"report: {out / 'report.md'}  learning curve: {out / 'learning_curve.png'}")
+    console.print(
+        next_line(
+            "eval", env, "--model", model, "--playbook", result.playbook_path, "--split", "dev",
+            imports=imports,
+        ),
+        highlight=False,
+    )  # fmt: skip
+
+
+def _bootstrap(
+    env: str,
+    model: str,
+    out: Path,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    imports: list[str] | None,
+    device: str,
+    dtype: str,
+    seed_playbook: Path | None,
+    reflector_model: str | None,
+    baseline: list[str] | None,
+    fields: dict[str, Any],
+) -> None:
+    """`--learner bootstrap`: worked examples from verified successes (decision 0130)."""
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from workgym.apps.cli.main import _fail
+    from workgym.apps.cli.main import out as console
+    from workgym.train.playbook.bootstrap.config import BootstrapConfig
+    from workgym.train.playbook.bootstrap.learner import bootstrap_playbook_async
+    from workgym.train.playbook.playbook import load_playbook
+
+    if reflector_model is not None or baseline:
+        _fail("--learner bootstrap uses no reflector and no --baseline; drop those options")
+    try:
+        cfg = BootstrapConfig.model_validate(fields)
+    except ValidationError as exc:
+        why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        _fail(f"bad bootstrap settings: {why}")
+    seed_pb = load_playbook(seed_playbook) if seed_playbook is not None else None
+    use_placement(device, dtype)
+    environment = load_env(env, imports)
+    result = asyncio.run(
+        bootstrap_playbook_async(
+            environment, model, out=out, config=cfg, seed_playbook=seed_pb,
+            base_url=base_url, api_key=api_key,
+        )
+    )  # fmt: skip
+    console.print(
+        f"bootstrap: {result.episodes} train episodes, {result.verified} verified, "
+        f"{len(result.candidates)} candidate worked examples, {len(result.refused)} refused "
+        f"by the lint; {len(result.chosen)} chosen by the {cfg.search} search"
+    )
+    for r in result.refused[:3]:
+        console.print(f"  refused {r.example.episode}: {r.findings[0].detail}", highlight=False)
+    console.print(
+        f"dev reward {result.baseline.reward:.3f} -> {result.learned.reward:.3f} (optimistic: "
+        f"dev chose the examples); tokens per task {result.baseline.tokens_per_task:.0f} -> "
+        f"{result.learned.tokens_per_task:.0f}, playbook {result.learned.playbook_tokens} tokens; "
+        f"training tokens {result.training_tokens:,}"
+    )
+    console.print(f"playbook: {result.playbook_path}  report: {out / 'bootstrap.json'}")
     console.print(
         next_line(
             "eval", env, "--model", model, "--playbook", result.playbook_path, "--split", "dev",

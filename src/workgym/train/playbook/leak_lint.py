@@ -59,6 +59,16 @@ def _leaves(value: Any) -> list[str]:
     return [str(value)]
 
 
+def answer_leaves(value: Any) -> list[str]:
+    """Every scalar inside an answer, as text (the pieces a leak of it would show)."""
+    return _leaves(value)
+
+
+def is_common(word: str) -> bool:
+    """Too common a word to count as a leaked answer ("yes", "none", ...)."""
+    return word in _COMMON
+
+
 def _prompt_text(task: Task) -> str:
     if isinstance(task.prompt, str):
         return task.prompt

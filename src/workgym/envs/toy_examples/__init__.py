@@ -1,0 +1,1 @@
+"""`workgym/toy-examples`: the test environment of the bootstrap (worked-example) learner."""

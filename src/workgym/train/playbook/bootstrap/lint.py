@@ -1,0 +1,117 @@
+"""The leakage lint for worked examples: from a train task only, and no dev or test answer or id.
+
+A worked example necessarily carries its own train task's answer, so the playbook lint's rule
+against train answers cannot apply; the rules here are the ones that still can:
+
+- `outside_train`: the example's task is not a train task of this environment (a dev or test
+  task, or one the environment does not have);
+- `held_out`: the text shares a word or word n-gram with a dev or test answer or task id;
+- `grader`, `claim_success`: as in `leak_lint`.
+
+Training code never holds the test split (`rollouts.sealed_view`), so the test answers and ids
+are kept here only as SHA-256 digests of their words and n-grams, taken by `HeldOut.of` before
+the environment is sealed: enough to recognise a leak, never enough to read an answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from workgym.core.tasks import SplitSpec, Task, TaskSet
+from workgym.train.playbook.bootstrap.examples import WorkedExample
+from workgym.train.playbook.leak_lint import LeakLint, LintFinding, answer_leaves, is_common
+from workgym.train.playbook.text import ngrams, words
+
+TEXT_RULES = ("grader", "claim_success")
+NGRAM = 4
+MIN_CHARS = 3
+
+
+def _digest(gram: tuple[str, ...]) -> str:
+    return hashlib.sha256(" ".join(gram).encode()).hexdigest()[:20]
+
+
+def _secret_grams(text: str) -> set[tuple[str, ...]]:
+    """The pieces of an answer or id that count as a leak: the whole of a short one (a single
+    word of 3+ characters that is not a common word), every 4-gram of a long one."""
+    toks = words(text)
+    if not toks:
+        return set()
+    if len(toks) >= NGRAM:
+        return ngrams(toks, NGRAM)
+    if len(toks) == 1:
+        tok = toks[0]
+        return {(tok,)} if len(tok) >= MIN_CHARS and not is_common(tok) else set()
+    return {tuple(toks)} if len(" ".join(toks)) >= MIN_CHARS else set()
+
+
+class HeldOut(BaseModel):
+    """Digests of the dev and test answers and ids, and the split rule to place a family."""
+
+    model_config = ConfigDict(frozen=True)
+
+    digests: frozenset[str]
+    lengths: frozenset[int]
+    split_spec: SplitSpec
+
+    @classmethod
+    def of(cls, tasks: TaskSet) -> HeldOut:
+        """From the full task set, before it is sealed: this is the only place the test split's
+        answers are read, and only their digests leave it."""
+        grams: set[tuple[str, ...]] = set()
+        for task in tasks:
+            if tasks.split_of(task) == "train":
+                continue
+            grams |= _secret_grams(task.id)
+            for leaf in answer_leaves(task.answer):
+                grams |= _secret_grams(leaf)
+        return cls(
+            digests=frozenset(_digest(g) for g in grams),
+            lengths=frozenset(len(g) for g in grams),
+            split_spec=tasks.split_spec,
+        )
+
+    def shared(self, text: str) -> list[str]:
+        toks = words(text)
+        hits = {g for n in self.lengths for g in ngrams(toks, n) if _digest(g) in self.digests}
+        return sorted(" ".join(g) for g in hits)
+
+
+class ExampleLint:
+    """Built once from the train tasks and the held-out digests; `check` is pure."""
+
+    def __init__(self, train: Iterable[Task], held_out: HeldOut) -> None:
+        self.train = {t.id: t for t in train}
+        self.held_out = held_out
+        self.text_rules = LeakLint(())  # no tasks: only its rules on the text itself fire
+
+    def check(self, example: WorkedExample) -> list[LintFinding]:
+        findings: list[LintFinding] = []
+        task = self.train.get(example.task_id)
+        split = self.held_out.split_spec.assign(example.family)
+        if task is None or task.family != example.family or split != "train":
+            where = (
+                "not a task of this environment"
+                if task is None and split == "train"
+                else (f"a {split} task" if split != "train" else "family does not match its task")
+            )
+            findings.append(
+                LintFinding(
+                    rule="outside_train",
+                    detail=f"worked example from {example.task_id!r} ({where}); "
+                    "worked examples come from train tasks only",
+                )
+            )
+        shared = self.held_out.shared(example.text)
+        if shared:
+            findings.append(
+                LintFinding(
+                    rule="held_out",
+                    detail=f"shares text with a dev or test answer or task id: {shared[:3]}",
+                )
+            )
+        findings += [f for f in self.text_rules.check(example.text) if f.rule in TEXT_RULES]
+        return findings
