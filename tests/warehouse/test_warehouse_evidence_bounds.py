@@ -12,7 +12,6 @@ from warehouse_investigate_support import (  # noqa: F401  (fixtures)
     submit,
 )
 
-from workgym.envs.warehouse.runtime.conclusion_answer import EvidenceQuery
 from workgym.envs.warehouse.investigate.evidence import (
     BUDGET_S,
     check_evidence,
@@ -20,6 +19,7 @@ from workgym.envs.warehouse.investigate.evidence import (
     reproduces,
 )
 from workgym.envs.warehouse.investigate.oracle import oracle_answer
+from workgym.envs.warehouse.runtime.conclusion_answer import EvidenceQuery
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 
 DEEP = "SELECT" + "(" * 300 + "1" + ")" * 300  # 607 characters, as in the audit

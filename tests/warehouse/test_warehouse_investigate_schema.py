@@ -6,7 +6,6 @@ import datetime as dt
 
 import pytest
 
-from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.investigate.conclusion import names_several, parse_time
 from workgym.envs.warehouse.investigate.evidence import normalise_sql, reproduces
 from workgym.envs.warehouse.investigate.frame import Frame, Join
@@ -19,6 +18,7 @@ from workgym.envs.warehouse.investigate.slices import (
 )
 from workgym.envs.warehouse.investigate.solvability import admit_null, admit_planted
 from workgym.envs.warehouse.investigate.vocab import ALIASES, NORMAL, PLANTED, canonical
+from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.runtime.tools import submit_answer
 
 FRAME = Frame(

@@ -14,10 +14,10 @@ from workgym.apps.cli.main import app
 from workgym.core.errors import ConfigError
 from workgym.core.tasks import TaskSet
 from workgym.envs.warehouse.generate.families.task_choice import ANSWER_SHARE
-from workgym.envs.warehouse.runtime.lint import Linter, lint_tasks
 from workgym.envs.warehouse.generate.phrasing import words_for
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, default_id, generate
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
+from workgym.envs.warehouse.runtime.lint import Linter, lint_tasks
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.column_roles import versioned_columns
 from workgym.envs.warehouse.schema.profile import profile_snapshot

@@ -14,8 +14,8 @@ import duckdb
 import pytest
 
 from workgym.core.tasks import TaskSet
-from workgym.envs.warehouse.runtime.lint import lint_tasks
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
+from workgym.envs.warehouse.runtime.lint import lint_tasks
 from workgym.envs.warehouse.schema.card import SchemaCard
 
 SCALE = 0.01
