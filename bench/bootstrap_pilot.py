@@ -46,7 +46,7 @@ from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.runner import eval_async
 from workgym.stats.proportions import clopper_pearson
-from workgym.train.playbook.bootstrap.config import BootstrapConfig
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
 
 

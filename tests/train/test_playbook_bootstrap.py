@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from fakes.chat_server import FakeChatServer, tool_calls
 from workgym.apps.cli.main import app
-from workgym.core.episode import Episode
+from workgym.core.episode import AuditRecord, Episode
 from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling
@@ -24,11 +24,11 @@ from workgym.core.tools import ToolResult, ToolSpec
 from workgym.core.verdict import Verdict
 from workgym.envs.toy_examples.env import KINDS, ToyExamples, ToyExamplesAgent, example_mark
 from workgym.testing.scripted import DOUBLES
-from workgym.train.playbook.bootstrap.config import BootstrapConfig
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
+from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.examples import WorkedExample, render, verified
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
-from workgym.train.playbook.bootstrap.lint import ExampleLint, HeldOut
-from workgym.train.playbook.bootstrap.search import greedy, paired, random_subsets
+from workgym.train.playbook.bootstrap.subset_search import greedy, paired, random_subsets
 from workgym.train.playbook.scoring import derive_seed
 
 ENV = ToyExamples()
@@ -143,7 +143,7 @@ def test_the_test_answers_are_held_as_digests_only() -> None:
 def test_a_flagged_success_is_not_a_verified_one() -> None:
     ok = Episode(task_id="t", family="f", split="train", verdict=Verdict.correct())
     assert verified(ok)
-    assert not verified(ok.model_copy(update={"flags": ["shortcut"]}))
+    assert not verified(ok.model_copy(update={"audit": AuditRecord(flags=["shortcut"])}))
     wrong = ok.model_copy(update={"verdict": Verdict.wrong(got="x")})
     assert not verified(wrong)
 

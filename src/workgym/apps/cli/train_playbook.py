@@ -263,7 +263,7 @@ def _bootstrap(
 
     from workgym.apps.cli.main import _fail
     from workgym.apps.cli.main import out as console
-    from workgym.train.playbook.bootstrap.config import BootstrapConfig
+    from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
     from workgym.train.playbook.bootstrap.learner import bootstrap_playbook_async
     from workgym.train.playbook.playbook import load_playbook
 

@@ -32,10 +32,10 @@ from workgym.core.model import Model, Sampling
 from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tasks import Task
 from workgym.models import get_model
-from workgym.train.playbook.bootstrap.config import BootstrapConfig
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
+from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.examples import SECTION, WorkedExample, render, verified
-from workgym.train.playbook.bootstrap.lint import ExampleLint, HeldOut
-from workgym.train.playbook.bootstrap.search import SEARCHES, Chosen, Step
+from workgym.train.playbook.bootstrap.subset_search import SEARCHES, Chosen, Step
 from workgym.train.playbook.entries import Entry, Provenance, entry_id
 from workgym.train.playbook.leak_lint import LintFinding
 from workgym.train.playbook.ledger import BudgetExceeded, Ledger

@@ -23,7 +23,7 @@ from statistics import fmean, stdev
 
 from pydantic import BaseModel, ConfigDict
 
-from workgym.train.playbook.bootstrap.config import BootstrapConfig
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.examples import WorkedExample
 
 Score = Callable[[tuple[WorkedExample, ...]], Awaitable[Sequence[float]]]
