@@ -12,8 +12,12 @@ of the gain gates at effects 0.1/0.2/0.3; then graded rewards (K = 4: the bounde
 interval and the item sign-flip gate). '±' is the Monte Carlo standard error of each share.
 
     PYTHONPATH=src python bench/stats_coverage.py [--seed 0] [--sims 1500] [--with-old]
+    PYTHONPATH=src python bench/stats_coverage.py --recheck-sims 20000 [--seed 0] [--sims 1500]
 
 `--with-old` adds the earlier section (CLT, paired t, clustered and bootstrap intervals).
+`--recheck-sims B` runs only the gates' sizes: it re-reads every size cell at `--sims` (the same
+draws as the table), and re-simulates with B certificates (same seed) each cell whose reading
+plus two Monte Carlo standard errors reaches above 0.05, printing both readings with their errors.
 A script that prints numbers, not a test.
 """
 
@@ -23,6 +27,7 @@ import argparse
 import math
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -34,6 +39,7 @@ from workgym.stats import families as fam
 from workgym.stats import power as sim
 from workgym.stats.bootstrap import cluster_bootstrap_ci
 from workgym.stats.results import MeanEstimate, PairedTest
+from workgym.stats.tango import tango_bounds
 from workgym.stats.tests import clustered_mean_ci, mean_ci, paired_t_test
 
 Interval = MeanEstimate | PairedTest
@@ -155,7 +161,7 @@ def grid(seed: int, sims: int) -> None:
                 wl, wh = proportions.wilson_bounds(k, n)
                 cl, ch = proportions.clopper_pearson_bounds(k, n)
                 x, y = proportions.discordance(cand - base)
-                tl, th = proportions.tango_bounds(x, y, np.full_like(x, n), z2)
+                tl, th = tango_bounds(x, y, np.full_like(x, n), z2)
                 # the exact 95% interval covers 0 iff neither one-sided 0.025 test rejects at 0
                 ex_cov = ~exact_paired.rejects(x, y, n, 0.0, 0.025) & ~exact_paired.rejects(
                     y, x, n, 0.0, 0.025
@@ -195,7 +201,7 @@ def graded(seed: int, sims: int) -> None:
         dr = sim.draws(items, sims, seed)
         base, cand = sim.simulate(items, 0.0, dr)
         x, y = proportions.discordance(cand - base)
-        lo, hi = proportions.tango_bounds(x, y, np.full_like(x, n), z2)
+        lo, hi = tango_bounds(x, y, np.full_like(x, n), z2)
         size = sim.gain_rejects(items, base, cand, dr.rng)
         nb, nc = sim.simulate(items, -0.05, dr)
         ni = sim.ni_passes(items, nb, nc, 0.05)
@@ -234,7 +240,7 @@ def ni_exact_size(margin: float = 0.05, alpha: float = 0.05, grid: int = 1001) -
         start = time.perf_counter()
         x, y, logc = exact_paired._outcomes(n)
         rej = exact_paired.rejects(x, y, n, -margin, alpha)
-        lo, _ = proportions.tango_bounds(x, y, np.full_like(x, float(n)), z)
+        lo, _ = tango_bounds(x, y, np.full_like(x, float(n)), z)
         rej_t = lo > -margin
 
         cells_e, cells_t = [], []
@@ -253,6 +259,106 @@ def ni_exact_size(margin: float = 0.05, alpha: float = 0.05, grid: int = 1001) -
         )
 
 
+def _size_readings(
+    seed: int, sims: int, g: int, n: int, p0: float, family: bool
+) -> dict[str, np.ndarray]:
+    """The binary grid's size readings for one cell, drawn exactly as grid() draws them."""
+    sizes = tuple(n // g + (1 if i < n % g else 0) for i in range(g))
+    items = sim.Design(sizes, 1, (p0,), "items")
+    dr = sim.draws(items, sims, seed)
+    base, cand = sim.simulate(items, 0.0, dr)
+    out: dict[str, np.ndarray] = {}
+    if family:
+        out["family sign-flip"] = sim.gain_rejects(
+            sim.Design(sizes, 1, (p0,), "families"), base, cand, dr.rng
+        )
+        return out
+    x, y = proportions.discordance(cand - base)
+    out["McNemar"] = items.alpha >= sim.mcnemar_p(y, x)
+    nb, nc = sim.simulate(items, -0.05, dr)
+    out["no-regression (exact NI)"] = sim.ni_passes(items, nb, nc, 0.05)
+    return out
+
+
+def _graded_readings(seed: int, sims: int, n: int, p0: float) -> dict[str, np.ndarray]:
+    """The graded section's size readings for one cell, drawn exactly as graded() draws them."""
+    items = sim.Design((n // 8,) * 8, 4, (p0,), "items")
+    dr = sim.draws(items, sims, seed)
+    base, cand = sim.simulate(items, 0.0, dr)
+    out = {"graded item sign-flip": sim.gain_rejects(items, base, cand, dr.rng)}
+    nb, nc = sim.simulate(items, -0.05, dr)
+    out["graded no-regression"] = sim.ni_passes(items, nb, nc, 0.05)
+    return out
+
+
+def _exact_ni_size(label: str, margin: float = 0.05, alpha: float = 0.05) -> float:
+    """The binary no-regression gate's exact size at a cell ("n=64 p0=0.5 ..."), as in
+    ni_exact_size: the multinomial probability of every outcome the exact test passes."""
+    parts = dict(w.split("=") for w in label.split() if "=" in w)
+    n, p0 = int(parts["n"]), float(parts["p0"])
+    x, y, logc = exact_paired._outcomes(n)
+    rej = exact_paired.rejects(x, y, n, -margin, alpha)
+    q0 = p0 - margin
+    return float(_multinomial(x, y, logc, n, q0 * (1 - p0), p0 * (1 - q0))[rej].sum())
+
+
+def recheck(seed: int, sims: int, big: int, alpha: float = 0.05) -> None:
+    """Re-simulate with ``big`` certificates every size cell whose ``sims`` reading + 2 MC SE
+    reaches above ``alpha``. Item-level gates depend on n and p0 only (the same draws for every
+    G), so they are read once per (n, p0)."""
+    print(
+        f"type-I error recheck: seed {seed}; cells read at {sims} simulations, those whose "
+        f"reading + 2 MC SE > {alpha} re-simulated at {big}"
+    )
+    cells: list[tuple[str, Callable[[int], dict[str, np.ndarray]]]] = []
+    for n in (16, 64, 400):
+        for p0 in (0.1, 0.3, 0.5):
+            cells.append(
+                (
+                    f"n={n} p0={p0} (any G)",
+                    partial(_size_readings, seed, g=4, n=n, p0=p0, family=False),
+                )
+            )
+    for g in (8, 16, 32):
+        for n in (16, 64, 400):
+            if n < g:
+                continue
+            for p0 in (0.1, 0.3, 0.5):
+                cells.append(
+                    (
+                        f"G={g} n={n} p0={p0}",
+                        partial(_size_readings, seed, g=g, n=n, p0=p0, family=True),
+                    )
+                )
+    for n, p0 in ((16, 0.3), (64, 0.1), (64, 0.5), (400, 0.3)):
+        cells.append((f"K=4 n={n} p0={p0}", partial(_graded_readings, seed, n=n, p0=p0)))
+    flagged = 0
+    for label, read in cells:
+        for gate, hits in read(sims).items():
+            p = float(np.mean(hits))
+            if p + 2 * sim.mc_error(p, hits.size) <= alpha:
+                continue
+            flagged += 1
+            start = time.perf_counter()
+            again = read(big)
+            p2 = float(np.mean(again[gate]))
+            se2 = sim.mc_error(p2, big)
+            if p2 + 2 * se2 <= alpha:
+                verdict = f"<= {alpha:g}"
+            elif p2 - 2 * se2 <= alpha:
+                verdict = f"within 2 SE of {alpha:g}"
+            else:
+                verdict = f"ABOVE {alpha:g}"
+            exact = _exact_ni_size(label) if gate.startswith("no-regression") else None
+            print(
+                f"{gate:<26} {label:<22} {sims}: {_share(hits)}  {big}: {p2:.4f}±{se2:.4f} "
+                f"{verdict}"
+                + ("" if exact is None else f"; exact size {exact:.4f}")
+                + f" ({time.perf_counter() - start:.1f}s)"
+            )
+    print(f"{flagged} readings re-simulated")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seed", type=int, default=0)
@@ -261,8 +367,18 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=2000, help="old: datasets per CI")
     parser.add_argument("--boot-reps", type=int, default=2000, help="old: bootstrap datasets")
     parser.add_argument("--resamples", type=int, default=2000, help="old: bootstrap resamples")
+    parser.add_argument(
+        "--recheck-sims",
+        type=int,
+        default=0,
+        help="only the gate sizes: re-simulate cells whose reading + 2 SE > .05 with this many",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.recheck_sims:
+        recheck(args.seed, args.sims, args.recheck_sims)
+        print(f"\nwall {time.perf_counter() - start:.0f} s")
+        return
     grid(args.seed, args.sims)
     graded(args.seed, args.sims)
     ni_exact_size()
