@@ -84,3 +84,23 @@ def test_a_refused_design_runs_to_the_end_with_exit_0(
     assert "As the plan said before training, 4 tasks can detect no gain" in out
     env = load(root / "env")
     assert (root / env.content_hash()[:12] / "certificate" / "certificate.json").is_file()
+
+
+def test_the_readme_gives_the_plans_own_numbers(tmp_path: Path) -> None:
+    """README's demo paragraph quotes the plan the demo prints; a change to the design or the
+    planner that moves them must move the README too."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.index("`make demo` runs")
+    paragraph = " ".join(readme[start : readme.index("\n\n", start)].split())
+    design = demo.demo_plan(saved_lookup(tmp_path), demo.TEST_TASKS)
+    assert design.detectable_gain is not None and design.needed is not None
+    for said in (
+        "`workgym certify --plan`",
+        f"none of the {demo.TEST_TASKS} tasks",
+        f"power {design.power:g} is {design.detectable_gain:.2f}",
+        f"about {round(design.detectable_gain * demo.TEST_TASKS)} of the {demo.TEST_TASKS}",
+        f"for a gain of {demo.TARGET_GAIN:g} needs at least {design.needed} test tasks",
+        "no regression suites",
+        "exits 0 whatever the verdict",
+    ):
+        assert said in paragraph, said

@@ -211,7 +211,8 @@ def verdict_lines(cert: Certificate, design: plan_mod.Plan) -> list[str]:
         out.append(
             f"what FAIL means here: {said}. As the plan said before training, {g.n_items} tasks "
             f"can detect {size} and no suite was run, so FAIL was the expected verdict: it "
-            "says the demo is too small to show a change, not that training failed."
+            "says the demo is too small to show a change either way, not that training hurt or "
+            "helped."
         )
     else:
         out.append(f"what FAIL means here: {said}; the failed conditions above say why.")
@@ -266,7 +267,6 @@ async def demo(root: Path) -> int:
     )  # fmt: skip  (the looks log is env_dir/looks.jsonl; runs/<hash>/looks.jsonl, where the
     # demo kept it before, is merged in; a re-run reads the same runs again: no new look)
     b, c = base.summary(), cand.summary()
-    gain = cert.task.gain
     for label, name, summary in (("baseline", model, b), ("trained ", candidate, c)):
         lo, hi = summary.ci95
         console.print(
@@ -274,8 +274,8 @@ async def demo(root: Path) -> int:
             f"({summary.ci_method})"
         )
     console.print(
-        f"verdict   {cert.verdict} (failed: {', '.join(cert.failed) or 'none'}; "
-        f"underpowered: {gain.underpowered}); certificate: {json_path}"
+        f"verdict   {cert.verdict} (failed: {', '.join(cert.failed) or 'none'}); "
+        f"certificate: {json_path}"
     )
     for line in verdict_lines(cert, design):
         console.print(line, highlight=False)
