@@ -82,6 +82,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--examples", type=int, default=3)
+    ap.add_argument(
+        "--light",
+        action="store_true",
+        help="generate without fuzz suites and investigations (F9): less disk and time",
+    )
     args = ap.parse_args()
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print("seed:", args.seed)
@@ -96,7 +101,11 @@ def main() -> None:
         from workgym.envs.warehouse.generate.pipeline import GenerateOptions, generate
 
         started = time.perf_counter()
-        generate(GenerateOptions(db=args.db, out=args.out, seed=args.seed), overwrite=True)
+        opts = GenerateOptions(db=args.db, out=args.out, seed=args.seed)
+        if args.light:
+            opts = opts.model_copy(update={"suites": False, "investigations": False})
+        print("options:", "suites and investigations off" if args.light else "defaults")
+        generate(opts, overwrite=True)
         print(f"generated {args.db} into {args.out} in {time.perf_counter() - started:.1f} s")
         envs.append(args.out)
     if not envs:

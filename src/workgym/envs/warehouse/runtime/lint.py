@@ -264,8 +264,10 @@ class Linter:
         prose = re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\b", " ", prose)
         names = {c.name for t in self.card.tables for c in t.columns} | set(self.tables)
         vocab = {w for n in names for w in words(n) if len(w) >= 3}
-        for token in re.findall(r"\b[A-Za-z][A-Za-z0-9_]*\b", prose):
-            if token not in names and token.lower() not in {n.lower() for n in names}:
+        lowered = {n.lower() for n in names}
+        tokens: list[str] = re.findall(r"\b[A-Za-z][A-Za-z0-9_]*\b", prose)
+        for token in tokens:
+            if token not in names and token.lower() not in lowered:
                 continue
             if "_" in token.strip("_") or re.search(r"[a-z][A-Z]", token):
                 return token
@@ -326,7 +328,9 @@ class Linter:
         conds: list[exp.Expression] = []
         if where is not None:
             parts = where.this.flatten() if isinstance(where.this, exp.And) else [where.this]
-            conds = [c for c in parts if not isinstance(c, exp.Not)]
+            conds = [
+                c for c in parts if isinstance(c, exp.Expression) and not isinstance(c, exp.Not)
+            ]
         for cond in conds:
             outer = _top_count(card, cond)
             if outer is None:
