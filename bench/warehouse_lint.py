@@ -7,7 +7,7 @@
 With `--db` it first generates the environment (`workgym generate warehouse`, default options
 and the given seed) into `--out`; `--tpcds-sf` first makes a TPC-DS DuckDB file of that scale
 factor beside `--out` with the duckdb-extension-tpcds package (docs/warehouse.md). With `--env`
-it lints an environment already generated (an older card is typed again on load). Prints the
+it lints an environment already generated (its card typed again by the current code). Prints the
 command, the seed, the wall times, then per warehouse: the column meanings and table grains of
 its card, the counts of every lint rule (failing and warning rules, schema/meaning.py and
 runtime/lint.py) and a few example task ids with their question. Numbers, not assertions.
@@ -21,15 +21,17 @@ import sys
 import time
 from pathlib import Path
 
+from workgym.core.tasks import Task
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.envs.warehouse.runtime.lint import RULES, RULES_NAME, WARNING_RULES, Linter, lint_tasks
-from workgym.envs.warehouse.schema.meaning import ensure_meanings
+from workgym.envs.warehouse.schema.meaning import assign_meanings
 
 
 def lint_env(path: Path, examples: int) -> None:
     started = time.perf_counter()
     env = WarehouseEnv(path)
-    card = ensure_meanings(env.card)
+    card = env.card
+    assign_meanings(card.tables, card.foreign_keys, card.time_links)  # by the current code
     report = lint_tasks(env.taskset, card)
     wall = time.perf_counter() - started
     cfg = env.config
@@ -46,6 +48,10 @@ def lint_env(path: Path, examples: int) -> None:
         print(f"  {rule:26s} {kind:8s} {report.counts.get(rule, 0):4d}")
     linter = Linter(card)
     by_id = {t.id: t for t in env.taskset}
+    raw = [linter.raw_identifier(_prompt(by_id[i])) for i in by_id]
+    tables = sum(1 for r in raw if r is not None and r in linter.tables)
+    columns = sum(1 for r in raw if r is not None and r not in linter.tables)
+    print(f"raw identifiers (first per task, all families): {columns} columns, {tables} tables")
     for rule in WARNING_RULES:
         for task_id in report.examples.get(rule, [])[:examples]:
             task = by_id[task_id]
@@ -56,6 +62,10 @@ def lint_env(path: Path, examples: int) -> None:
                 f"  [{rule}] {task_id} {task.meta.get('family')}/{task.meta.get('shape')}"
                 f" {extra or ''}: {first}"
             )
+
+
+def _prompt(task: Task) -> str:
+    return task.prompt if isinstance(task.prompt, str) else str(task.prompt)
 
 
 def make_tpcds(path: Path, sf: float) -> str:

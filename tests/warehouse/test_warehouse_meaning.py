@@ -17,7 +17,7 @@ from workgym.envs.warehouse.runtime.lint import (
     lint_tasks,
 )
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, SchemaCard
-from workgym.envs.warehouse.schema.meaning import ensure_meanings, words
+from workgym.envs.warehouse.schema.meaning import ensure_meanings, table_grain, words
 from workgym.envs.warehouse.schema.profile import profile_snapshot
 from workgym.envs.warehouse.source.snapshot import build_snapshot
 
@@ -84,6 +84,11 @@ def test_tables_say_what_a_row_is(card: SchemaCard) -> None:
         "sales": "event",
         "seasons": "entity_period",  # a person per season year
     }
+    # A fact whose date is reached through a key (TPC-DS ss_sold_date_sk) is an event too.
+    keyed = card.table("sales").model_copy(deep=True)
+    keyed.columns = [c for c in keyed.columns if c.name != "sold_at"]
+    assert table_grain(keyed, linked=False) is None
+    assert table_grain(keyed, linked=False, timed=True) == "event"
 
 
 def test_old_cards_stay_readable_and_are_typed_on_load(card: SchemaCard, tmp_path: Path) -> None:
@@ -175,7 +180,11 @@ def test_duplicate_not_key(card: SchemaCard) -> None:
                 shape="duplicate_rows")  # fmt: skip
     assert _fires(lint, business_id, "duplicate_not_key")  # an SCD2 id repeats by design
     assert _fires(lint, measure, "duplicate_not_key")
+    refs = _task("F7", "How many sales repeat the (person_id, i_item_sk) of an earlier row?",
+                 "SELECT COUNT(*) - COUNT(DISTINCT (person_id, i_item_sk)) FROM sales", ["sales"],
+                 shape="duplicate_rows")  # fmt: skip
     assert not _fires(lint, key, "duplicate_not_key")
+    assert _fires(lint, refs, "duplicate_not_key")  # an event's references: a key by chance
 
 
 def test_vacuous_antijoin_and_total_share(card: SchemaCard) -> None:
@@ -210,8 +219,12 @@ def test_current_as_missing(card: SchemaCard) -> None:
     price = _task("F7", "What share of items have no recorded price?",
                   "SELECT COUNT(*) FILTER (WHERE i_price IS NULL) * 100.0 / COUNT(*) FROM items",
                   ["items"], shape="null_rate")  # fmt: skip
+    start = _task("F7", "What share of items have no recorded rec start date?",
+                  "SELECT COUNT(*) FILTER (WHERE i_rec_start_date IS NULL) FROM items",
+                  ["items"], shape="null_count")  # fmt: skip
     lint = Linter(card)
     assert _fires(lint, end, rule) and not _fires(lint, price, rule)
+    assert not _fires(lint, start, rule)  # an open end means current; a missing start does not
     # A self-reference (a manager): its NULL is the top of the hierarchy, not missing data.
     boss = card.model_copy(deep=True)
     fk = ForeignKeyCard(table="people", columns=["birth_year"], ref_table="people",

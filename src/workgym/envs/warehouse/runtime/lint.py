@@ -24,7 +24,9 @@ Warning rules (issue 40, version 2), over the column meanings and table grains o
   camelCase, or two of the schema's own words glued together ("orderdate"); qualified
   `table.column` references and quoted values are definitions, not prose, and are left alone;
 - duplicate_not_key: an F7 duplicate check on columns that are not a candidate key (a versioned
-  table's business id without its validity dates; a column that is not an identifier);
+  table's business id without its validity dates; only references of an event table, such as
+  a return's date and time keys, unique in the sample by chance; a column that is not an
+  identifier);
 - vacuous_antijoin: an F6 anti-join whose answer is at least 95% of the outer set (the outer set
   read from the card: the referenced table's rows, or its rows with one top value);
 - total_share: an F5 share of 0% or 100% (a vacuous or total condition);
@@ -289,6 +291,8 @@ class Linter:
             return False
         if owner.grain == "versioned_entity" and not names & versioned_columns(owner):
             return True  # a business id repeats by design, once per version
+        if owner.grain == "event" and all((owner.name, n) in self.refs for n in names):
+            return True  # references of an event (return date, time, item): unique by chance
         fine = {"identifier", "time_point", "calendar_part", "code"}
         return any(not (self.meaning(c, [owner.name]) & fine) for c in columns)
 
@@ -300,7 +304,7 @@ class Linter:
             owner = self._owner(column, tables)
             if owner is None:
                 continue
-            if column.name in versioned_columns(owner):
+            if column.name in versioned_columns(owner) and _end_side(column.name):
                 return True
             if any(
                 f.table == owner.name and f.ref_table == owner.name and column.name in f.columns
@@ -401,6 +405,11 @@ class Linter:
         if tree is None or not versions:
             return False
         return any(c.name in versions for c in tree.find_all(exp.Column))
+
+
+def _end_side(name: str) -> bool:
+    """The closing date of a validity pair (rec_end_date, valid_to): NULL there is "current"."""
+    return bool({"end", "to", "expiry", "until"} & set(words(name)))
 
 
 def _glued(token: str, vocab: set[str]) -> bool:

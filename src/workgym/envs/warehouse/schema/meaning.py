@@ -26,7 +26,8 @@ Table grains (None where the card cannot tell):
 - link: a bridge between other tables;
 - entity_period: an entity per period (person-season, organisation-year): a calendar part or
   period column next to a reference, and no point in time;
-- event: a row at a point in time (a flight, a sale, an hourly reading);
+- event: a row at a point in time (a flight, a sale, an hourly reading), its own or reached
+  through a key into a date dimension (TPC-DS ss_sold_date_sk);
 - entity: a keyed row others refer to (a carrier, an item, a customer).
 """
 
@@ -42,6 +43,7 @@ from workgym.envs.warehouse.schema.card import (
     SchemaCard,
     TableCard,
     TableGrain,
+    TimeLinkCard,
 )
 from workgym.envs.warehouse.schema.column_roles import (
     TIME_UNITS,
@@ -169,15 +171,15 @@ def column_meaning(table: TableCard, col: ColumnCard, is_fk: bool, keys: set[str
     return "code"
 
 
-def table_grain(table: TableCard, linked: bool) -> TableGrain | None:
+def table_grain(table: TableCard, linked: bool, timed: bool = False) -> TableGrain | None:
     """What one row of `table` is (see the module docs); None where the card cannot tell.
-    `linked`: other tables refer to this one."""
+    `linked`: other tables refer to this one; `timed`: it reaches a date through a key."""
     if versioned_columns(table):
         return "versioned_entity"
     if table.role == "bridge":
         return "link"
     meanings = {c.name: c.meaning for c in table.columns}
-    has_point = any(m == "time_point" for m in meanings.values())
+    has_point = timed or any(m == "time_point" for m in meanings.values())
     has_period = any(
         m == "calendar_part" and words(n)[-1] in ("year", "yearid", "season", "yr")
         for n, m in meanings.items()
@@ -197,16 +199,22 @@ def table_grain(table: TableCard, linked: bool) -> TableGrain | None:
 def ensure_meanings(card: SchemaCard) -> SchemaCard:
     """Type a card profiled before meanings existed (its columns' `meaning` is None), in place."""
     if any(c.meaning is None for t in card.tables for c in t.columns):
-        assign_meanings(card.tables, card.foreign_keys)
+        assign_meanings(card.tables, card.foreign_keys, card.time_links)
     return card
 
 
-def assign_meanings(tables: Sequence[TableCard], fks: Sequence[ForeignKeyCard]) -> None:
-    """Set `meaning` on every column and `grain` on every table, in place (after roles)."""
+def assign_meanings(
+    tables: Sequence[TableCard],
+    fks: Sequence[ForeignKeyCard],
+    links: Sequence[TimeLinkCard] = (),
+) -> None:
+    """Set `meaning` on every column and `grain` on every table, in place (after roles and
+    time links)."""
     fk_cols = {(f.table, c) for f in fks for c in f.columns}
     incoming = {f.ref_table for f in fks if f.ref_table != f.table}
+    timed = {link.table for link in links if link.null_rate < 0.05}
     for table in tables:
         keys = table.single_keys()
         for col in table.columns:
             col.meaning = column_meaning(table, col, (table.name, col.name) in fk_cols, keys)
-        table.grain = table_grain(table, table.name in incoming)
+        table.grain = table_grain(table, table.name in incoming, table.name in timed)

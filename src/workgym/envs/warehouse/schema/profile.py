@@ -72,8 +72,8 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
         add_keys(con, tables, manifest)
         fks = infer_foreign_keys(con, tables, manifest)
         assign_roles(tables, fks)
-        assign_meanings(tables, fks)
         links = find_time_links(con, tables, fks)
+        assign_meanings(tables, fks, links)
     finally:
         con.close()
     card = SchemaCard(
