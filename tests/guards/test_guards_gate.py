@@ -143,3 +143,33 @@ def test_probe_attackers_replay_as_ordinary_runs(tmp_path: Path, **_: Any) -> No
         ToyShop(), "scripted/probe-master-key-solution", split="dev", out=tmp_path, progress=False
     )
     assert run.summary().success_rate == 0.0 and run.summary().n_episodes == 12
+
+
+def test_admission_records_the_quality_rules_and_older_rules_say_so(tmp_path: Path) -> None:
+    """Issue 40: new lint rules change verdicts, so the record keeps the rules it ran under."""
+    from workgym.core.environment import QualityCheck
+    from workgym.guards.check import reusable
+
+    class Linted(ToyShop):
+        quality_rules = "toy-lint/1"
+
+        def quality_check(self) -> QualityCheck:
+            return QualityCheck(name="toy lint", passed=True, detail="ok", rules=self.quality_rules)
+
+    env = Linted()
+    out = tmp_path / "check" / "toy"
+    report = asyncio.run(check_async(env, out, progress=False, attack=False))
+    assert report.rules == "toy-lint/1"
+    assert read_admissions(tmp_path / "check")[env.content_hash()].rules == "toy-lint/1"
+    same = require_admitted(env, directory=tmp_path / "check")
+    assert same.admitted and same.note == ""
+    Linted.quality_rules = "toy-lint/2"  # the rules moved on; the content did not
+    try:
+        newer = Linted()
+        assert newer.content_hash() == env.content_hash()
+        later = require_admitted(newer, directory=tmp_path / "check")
+        assert later.admitted
+        assert "admitted under toy-lint/1" in later.note and "toy-lint/2" in later.note
+        assert reusable(newer, out, tmp_path / "check") is None  # the check runs again
+    finally:
+        Linted.quality_rules = "toy-lint/1"

@@ -114,6 +114,8 @@ def check_admission(
                 f"; baseline thresholds set by the environment: {record.thresholds} because "
                 f"{record.threshold_reason or 'no reason given'}"
             )
+        if found.note:
+            detail += f"; {found.note}"
     elif record is None:
         detail = f"no admission record for hash {env.content_hash()[:12]} in {where}"
     else:

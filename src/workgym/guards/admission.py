@@ -43,6 +43,20 @@ class AdmissionRecord(BaseModel):
     # Baseline ceilings the environment set instead of the defaults, and its reason.
     thresholds: dict[str, float] = Field(default_factory=dict)
     threshold_reason: str = ""
+    # The environment's quality rules the check ran ("warehouse-lint/2"); "" in records made
+    # before rules were versioned, or for environments without versioned rules.
+    rules: str = ""
+
+
+def rules_note(record: AdmissionRecord, current: str) -> str:
+    """One line when `record` was made under other quality rules than `current`, else ""."""
+    if record.rules == current:
+        return ""
+    was = record.rules or "unversioned rules"
+    return (
+        f"admitted under {was}; the current rules are {current or 'unversioned'}: "
+        "re-run `workgym check` to be judged by them"
+    )
 
 
 class Admission(BaseModel):
@@ -53,6 +67,7 @@ class Admission(BaseModel):
     admitted: bool
     forced: list[str] = Field(default_factory=list)
     record: AdmissionRecord | None = None
+    note: str = ""  # admitted under older quality rules (rules_note), shown by callers
 
 
 def admission_path(directory: str | Path | None = None) -> Path:
@@ -101,7 +116,13 @@ def require_admitted(
     short = env.content_hash()[:12]
     ref = str(env.root) if env.root is not None else env.id  # what `workgym check` can load
     if record is not None and record.passed:
-        return Admission(env_id=env.id, env_hash=env.content_hash(), admitted=True, record=record)
+        return Admission(
+            env_id=env.id,
+            env_hash=env.content_hash(),
+            admitted=True,
+            record=record,
+            note=rules_note(record, env.quality_rules),
+        )
     if record is None:
         why = f"has no admission record in {admission_path(directory)}"
     else:

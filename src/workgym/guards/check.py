@@ -60,6 +60,7 @@ class CheckReport(BaseModel):
     reused: bool = False  # this report is an earlier check of the same content hash
     thresholds: dict[str, float] = Field(default_factory=dict)  # set by the environment
     threshold_reason: str = ""
+    rules: str = ""  # the environment's quality rules and their version (QualityCheck.rules)
 
     @property
     def passed(self) -> bool:
@@ -80,6 +81,7 @@ class CheckReport(BaseModel):
             failures=failures[:50],
             thresholds=self.thresholds,
             threshold_reason=self.threshold_reason,
+            rules=self.rules,
         )
 
 
@@ -226,6 +228,7 @@ async def _check(
         checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
         thresholds=own,
         threshold_reason=capabilities.threshold_reason(env) if own else "",
+        rules=quality.rules if quality is not None else "",
     )
     return _record(report, out, directory)
 
@@ -259,6 +262,8 @@ def reusable(
         return None
     if record.passed != earlier.passed:
         return None
+    if earlier.rules != env.quality_rules:
+        return None  # judged by other quality rules: the lint runs again under the current ones
     return earlier
 
 

@@ -37,7 +37,7 @@ from workgym.core.verdict import Status, Verdict
 from workgym.envs.warehouse.runtime.answers import AnswerSpec, SqlSpec, verify_typed
 from workgym.envs.warehouse.runtime.conclusion_answer import parse_conclusion
 from workgym.envs.warehouse.runtime.family_plug import family_of_kind
-from workgym.envs.warehouse.runtime.lint import MAX_SHARE, lint_tasks
+from workgym.envs.warehouse.runtime.lint import MAX_SHARE, RULES_NAME, lint_tasks
 from workgym.envs.warehouse.runtime.tools import (
     QUERY_BUDGET,
     RUN_SQL_TIMEOUT_S,
@@ -106,6 +106,7 @@ class WarehouseEnv(Environment):
     baseline_thresholds: ClassVar[dict[str, float]] = {}
     threshold_reason: ClassVar[str] = ""
     sql_dialect = "duckdb"
+    quality_rules = RULES_NAME
 
     def __init__(self, root: str | Path | None = None) -> None:
         if root is None:
@@ -231,6 +232,7 @@ class WarehouseEnv(Environment):
             passed=not bad,
             detail=report.summary(),
             failures=[f"{r}: {', '.join(report.examples.get(r, []))}" for r in bad],
+            rules=RULES_NAME,
         )
 
     def oracle(self, task: Task) -> list[Message]:

@@ -13,8 +13,30 @@ Rules (issue 17), each over a task's prompt, reference SQL and answer as written
   label that names it;
 - versioned_year: a year question answered from record-version dates (valid-from / valid-to).
 
-Generation drops what it can and reports the counts; `workgym check` fails when any rule fires
-on more than `MAX_SHARE` of the tasks.
+Warning rules (issue 40, version 2), over the column meanings and table grains of the card
+(schema/meaning.py); counted and reported, never failing admission (decision 0136):
+- meaningless_aggregate: a sum or average of a calendar part ("the total birth day"), a code or
+  a non-surrogate identifier; an average year only where the row is not an entity (the average
+  build year of planes is a fleet's age; the average season of player-seasons is nothing);
+- count_as_category: a count of events or an additive measure grouped as if its values were
+  categories ("top 3 games values by number of records");
+- raw_identifier_in_prompt: a column or table identifier printed raw in the prose: snake_case,
+  camelCase, or two of the schema's own words glued together ("orderdate"); qualified
+  `table.column` references and quoted values are definitions, not prose, and are left alone;
+- duplicate_not_key: an F7 duplicate check on columns that are not a candidate key (a versioned
+  table's business id without its validity dates; only references of an event table, such as
+  a return's date and time keys, unique in the sample by chance; a column that is not an
+  identifier);
+- vacuous_antijoin: an F6 anti-join whose answer is at least 95% of the outer set (the outer set
+  read from the card: the referenced table's rows, or its rows with one top value);
+- total_share: an F5 share of 0% or 100% (a vacuous or total condition);
+- current_as_missing: an F7 NULL count of a versioned row's end date (the current version) or of
+  a self-reference (the top of a hierarchy) presented as missing data.
+
+Generation drops what it can and reports the counts; `workgym check` fails when any of the
+first six rules fires on more than `MAX_SHARE` of the tasks. `LINT_VERSION` names the rule set
+and goes into the admission record (decision 0137): an environment admitted under an older set
+says so.
 """
 
 from __future__ import annotations
@@ -30,9 +52,10 @@ from sqlglot import exp
 from workgym.core.tasks import Task
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import surrogate, versioned_columns
+from workgym.envs.warehouse.schema.meaning import ensure_meanings, words
 from workgym.envs.warehouse.schema.relations import stem
 
-RULES = (
+FAILING_RULES = (
     "key_aggregate",
     "answer_in_prompt",
     "column_name_in_prompt",
@@ -40,6 +63,36 @@ RULES = (
     "key_named_row",
     "versioned_year",
 )
+WARNING_RULES = (
+    "meaningless_aggregate",
+    "count_as_category",
+    "raw_identifier_in_prompt",
+    "duplicate_not_key",
+    "vacuous_antijoin",
+    "total_share",
+    "current_as_missing",
+)
+RULES = FAILING_RULES + WARNING_RULES
+# The rule set's version: 1 was issue 17's six rules, 2 adds issue 40's warnings. Bump it when a
+# rule is added or changes what it flags (admission records keep the version they ran under).
+LINT_VERSION = 2
+RULES_NAME = f"warehouse-lint/{LINT_VERSION}"
+MESSAGES = {
+    "key_aggregate": "a surrogate key is aggregated or compared with a threshold",
+    "answer_in_prompt": "the question text gives its answer away",
+    "column_name_in_prompt": "an F8 question names the column it asks for",
+    "tie_at_cut": "the k-th and (k+1)-th values of a top-k answer are equal",
+    "key_named_row": "a row is named by its surrogate key though it has a label",
+    "versioned_year": "a year question is answered from record-version dates",
+    "meaningless_aggregate": "a sum or average of a calendar part, a code or an identifier",
+    "count_as_category": "a count or an additive measure is grouped as a category",
+    "raw_identifier_in_prompt": "a raw column or table identifier is printed in the prose",
+    "duplicate_not_key": "a duplicate check on columns that are not a candidate key",
+    "vacuous_antijoin": "an anti-join answer holds at least 95% of the outer set",
+    "total_share": "a share of 0% or 100%: the condition is vacuous or total",
+    "current_as_missing": "NULLs that mean current or top-of-hierarchy are called missing",
+}
+VACUOUS_SHARE = 0.95
 MAX_SHARE = 0.02
 _THRESHOLDS = (exp.GT, exp.GTE, exp.LT, exp.LTE)
 _AGGREGATES = (exp.Sum, exp.Avg, exp.Max, exp.Min)
@@ -86,17 +139,26 @@ class LintReport(BaseModel):
 
     @property
     def failing(self) -> list[str]:
-        return [r for r in RULES if self.share(r) > MAX_SHARE]
+        return [r for r in FAILING_RULES if self.share(r) > MAX_SHARE]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warning rules that fired at all (reported, never failing)."""
+        return [r for r in WARNING_RULES if self.counts.get(r, 0)]
 
     def summary(self) -> str:
-        return ", ".join(f"{r} {self.counts.get(r, 0)} ({self.share(r):.1%})" for r in RULES)
+        fail = ", ".join(
+            f"{r} {self.counts.get(r, 0)} ({self.share(r):.1%})" for r in FAILING_RULES
+        )
+        warn = ", ".join(f"{r} {self.counts.get(r, 0)}" for r in WARNING_RULES)
+        return f"{RULES_NAME}: {fail}; warnings: {warn}"
 
 
 class Linter:
     """The rules over one warehouse's card: which columns are keys, which tables have labels."""
 
     def __init__(self, card: SchemaCard) -> None:
-        self.card = card
+        self.card = ensure_meanings(card)
         self.tables = {t.name: t for t in card.tables}
         fk_cols = {(f.table, c) for f in card.foreign_keys for c in f.columns}
         self.refs = {
@@ -107,8 +169,10 @@ class Linter:
             for t in card.tables
         }
 
-    def rules(self, task: Task) -> list[str]:
-        """The rules this task breaks (empty for a good task)."""
+    def rules(self, task: Task, *, warnings: bool = False) -> list[str]:
+        """The failing rules this task breaks (empty for a good task); with `warnings`, the
+        warning rules it breaks too. Generation drops drafts on the failing rules only, so
+        the warning rules change no generated task (decision 0136)."""
         meta = task.meta
         found: list[str] = []
         prompt = task.prompt if isinstance(task.prompt, str) else str(task.prompt)
@@ -128,7 +192,154 @@ class Linter:
                 found.append("key_named_row")
         if meta.get("family") == "F10" and self._versioned_year(task, tables):
             found.append("versioned_year")
+        if warnings:
+            found += self.warnings(task, tree, tables, prompt)
         return found
+
+    # -- issue 40's warning rules, over meanings ------------------------------------------------
+
+    def warnings(
+        self, task: Task, tree: exp.Expression | None, tables: list[str], prompt: str
+    ) -> list[str]:
+        family, shape = task.meta.get("family"), task.meta.get("shape")
+        found: list[str] = []
+        if tree is not None and self._meaningless_aggregate(tree, tables):
+            found.append("meaningless_aggregate")
+        if tree is not None and self._count_as_category(tree, tables):
+            found.append("count_as_category")
+        if family != "F8" and self.raw_identifier(prompt) is not None:
+            found.append("raw_identifier_in_prompt")
+        if family == "F7" and tree is not None:
+            if shape in ("duplicate_rows", "duplicated_keys") and self._not_key(tree, tables):
+                found.append("duplicate_not_key")
+            if shape in ("null_rate", "null_count") and self._current_as_missing(tree, tables):
+                found.append("current_as_missing")
+        if family == "F6" and tree is not None and self._vacuous_antijoin(task, tree, tables):
+            found.append("vacuous_antijoin")
+        if family == "F5" and _total_share(task):
+            found.append("total_share")
+        return found
+
+    def meaning(self, column: exp.Column, tables: Iterable[str]) -> set[str]:
+        """The meanings `column` may have in `tables` (several where the name is ambiguous)."""
+        out: set[str] = set()
+        for t in tables:
+            card = self.tables.get(t)
+            for c in card.columns if card is not None else []:
+                if c.name == column.name and c.meaning is not None:
+                    out.add(c.meaning)
+        return out
+
+    def _owner(self, column: exp.Column, tables: Iterable[str]) -> TableCard | None:
+        for t in tables:
+            card = self.tables.get(t)
+            if card is not None and any(c.name == column.name for c in card.columns):
+                return card
+        return None
+
+    def _meaningless_aggregate(self, tree: exp.Expression, tables: list[str]) -> bool:
+        for node in tree.find_all(exp.Sum, exp.Avg):
+            arg = node.this
+            if not isinstance(arg, exp.Column) or self._is_key(arg, tables):
+                continue  # surrogate keys are key_aggregate's
+            meanings = self.meaning(arg, tables)
+            if meanings & {"code", "identifier"}:
+                return True
+            if "calendar_part" not in meanings:
+                continue
+            owner = self._owner(arg, tables)
+            is_year = words(arg.name)[-1:] in (["year"], ["yr"], ["yearid"], ["season"])
+            if isinstance(node, exp.Sum) or not is_year or (owner and owner.grain != "entity"):
+                return True
+        return False
+
+    def _count_as_category(self, tree: exp.Expression, tables: list[str]) -> bool:
+        for group in tree.find_all(exp.Group):
+            for column in group.find_all(exp.Column):
+                if self.meaning(column, tables) & {"count", "additive_measure"}:
+                    return True
+        return False
+
+    def raw_identifier(self, prompt: str) -> str | None:
+        """A column or table identifier printed raw in the prose (None when there is none)."""
+        prose = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", " ", prompt)
+        prose = re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\b", " ", prose)
+        names = {c.name for t in self.card.tables for c in t.columns} | set(self.tables)
+        vocab = {w for n in names for w in words(n) if len(w) >= 3}
+        lowered = {n.lower() for n in names}
+        tokens: list[str] = re.findall(r"\b[A-Za-z][A-Za-z0-9_]*\b", prose)
+        for token in tokens:
+            if token not in names and token.lower() not in lowered:
+                continue
+            if "_" in token.strip("_") or re.search(r"[a-z][A-Z]", token):
+                return token
+            if token.islower() and _glued(token, vocab):
+                return token
+        return None
+
+    def _not_key(self, tree: exp.Expression, tables: list[str]) -> bool:
+        columns: list[exp.Column] = []
+        for node in tree.find_all(exp.Distinct, exp.Group):
+            columns += list(node.find_all(exp.Column))
+        if not columns:
+            return False
+        owner = self._owner(columns[0], tables)
+        if owner is None:
+            return False
+        names = {c.name for c in columns}
+        if any(k.source == "declared" and set(k.columns) == names for k in owner.keys):
+            return False
+        if owner.grain == "versioned_entity" and not names & versioned_columns(owner):
+            return True  # a business id repeats by design, once per version
+        if owner.grain == "event" and all((owner.name, n) in self.refs for n in names):
+            return True  # references of an event (return date, time, item): unique by chance
+        fine = {"identifier", "time_point", "calendar_part", "code"}
+        return any(not (self.meaning(c, [owner.name]) & fine) for c in columns)
+
+    def _current_as_missing(self, tree: exp.Expression, tables: list[str]) -> bool:
+        for node in tree.find_all(exp.Is):
+            column = node.this
+            if not isinstance(column, exp.Column) or not isinstance(node.expression, exp.Null):
+                continue
+            owner = self._owner(column, tables)
+            if owner is None:
+                continue
+            if column.name in versioned_columns(owner) and _end_side(column.name):
+                return True
+            if any(
+                f.table == owner.name and f.ref_table == owner.name and column.name in f.columns
+                for f in self.card.foreign_keys
+            ):
+                return True
+        return False
+
+    def _vacuous_antijoin(self, task: Task, tree: exp.Expression, tables: list[str]) -> bool:
+        """Answer rows / outer rows >= 95%, the outer set read from the card where it can be."""
+        rows = task.meta.get("result_rows")
+        if not isinstance(rows, int):
+            answer = task.answer if isinstance(task.answer, dict) else {}
+            values = answer.get("values")
+            rows = len(values) if isinstance(values, list) else None
+        source = tree.args.get("from_") or tree.args.get("from")  # the key sqlglot 30 uses
+        outer_table = source.this if isinstance(source, exp.From) else None
+        if rows is None or not isinstance(outer_table, exp.Table):
+            return False
+        card = self.tables.get(outer_table.name)
+        if card is None:
+            return False
+        outer: int | None = card.rows
+        where = tree.args.get("where")
+        conds: list[exp.Expression] = []
+        if where is not None:
+            parts = where.this.flatten() if isinstance(where.this, exp.And) else [where.this]
+            conds = [
+                c for c in parts if isinstance(c, exp.Expression) and not isinstance(c, exp.Not)
+            ]
+        for cond in conds:
+            outer = _top_count(card, cond)
+            if outer is None:
+                return False
+        return bool(outer) and outer is not None and rows >= VACUOUS_SHARE * outer
 
     def names_column(self, task: Task, prompt: str) -> bool:
         value = str((task.answer or {}).get("value", "")) if isinstance(task.answer, dict) else ""
@@ -196,6 +407,47 @@ class Linter:
         return any(c.name in versions for c in tree.find_all(exp.Column))
 
 
+def _end_side(name: str) -> bool:
+    """The closing date of a validity pair (rec_end_date, valid_to): NULL there is "current"."""
+    return bool({"end", "to", "expiry", "until"} & set(words(name)))
+
+
+def _glued(token: str, vocab: set[str]) -> bool:
+    """Two of the schema's own words run together ("orderdate" from order_id and ship_date)."""
+    return any(token[:i] in vocab and token[i:] in vocab for i in range(3, len(token) - 2))
+
+
+def _total_share(task: Task) -> bool:
+    answer = task.answer if isinstance(task.answer, dict) else {}
+    value = answer.get("value")
+    if answer.get("kind") != "number" or not isinstance(value, int | float):
+        return False
+    return value <= 0 or value >= 100
+
+
+def _top_count(table: TableCard, cond: exp.Expression) -> int | None:
+    """Rows of `table` where `cond` (column = literal) holds, from its top values; else None."""
+    if not isinstance(cond, exp.EQ):
+        return None
+    column, value = cond.this, cond.expression
+    if not isinstance(column, exp.Column):
+        return None
+    if isinstance(value, exp.Boolean):
+        wanted: str = str(value.this)
+    elif isinstance(value, exp.Literal):
+        wanted = value.name
+    else:
+        return None
+    try:
+        card = table.column(column.name)
+    except KeyError:
+        return None
+    for top in card.top_values:
+        if str(top.value) == wanted:
+            return top.count
+    return None
+
+
 def _labelled(table: TableCard) -> bool:
     return table.label_column() is not None
 
@@ -215,7 +467,7 @@ def lint_tasks(tasks: Iterable[Task], card: SchemaCard) -> LintReport:
     items = list(tasks)
     report = LintReport(tasks=len(items))
     for task in items:
-        for rule in linter.rules(task):
+        for rule in linter.rules(task, warnings=True):
             report.counts[rule] = report.counts.get(rule, 0) + 1
             shown = report.examples.setdefault(rule, [])
             if len(shown) < 5:

@@ -19,6 +19,12 @@ from pydantic import BaseModel, Field
 Scalar = bool | int | float | str | None
 ColumnRole = Literal["measure", "dimension", "time", "identifier"]
 TableRole = Literal["fact", "dimension", "bridge"]
+# What a column's values are and what one row is (schema/meaning.py); None in older cards.
+ColumnMeaning = Literal[
+    "additive_measure", "nonadditive_measure", "count", "calendar_part", "time_point",
+    "identifier", "code", "label", "flag", "text",
+]  # fmt: skip
+TableGrain = Literal["event", "entity", "entity_period", "versioned_entity", "link"]
 
 CARD_FILE = "schema_card.json"
 
@@ -35,6 +41,7 @@ class ColumnCard(BaseModel):
     source_type: str
     comment: str | None = None
     role: ColumnRole = "dimension"
+    meaning: ColumnMeaning | None = None  # schema/meaning.py; None in cards made before it
     null_count: int
     null_rate: float
     distinct_count: int
@@ -103,6 +110,7 @@ class TableCard(BaseModel):
     kind: str = "table"
     comment: str | None = None
     role: TableRole = "fact"
+    grain: TableGrain | None = None  # what one row is (schema/meaning.py); None: not told
     rows: int
     source_rows: int
     sample_fraction: float | None = None

@@ -23,6 +23,7 @@ from workgym.envs.warehouse.schema.card import (
 )
 from workgym.envs.warehouse.schema.column_roles import assign_roles
 from workgym.envs.warehouse.schema.keys import add_keys
+from workgym.envs.warehouse.schema.meaning import assign_meanings
 from workgym.envs.warehouse.schema.relations import infer_foreign_keys
 from workgym.envs.warehouse.schema.timelinks import find_time_links
 from workgym.envs.warehouse.source.duck import qi, ql
@@ -72,6 +73,7 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
         fks = infer_foreign_keys(con, tables, manifest)
         assign_roles(tables, fks)
         links = find_time_links(con, tables, fks)
+        assign_meanings(tables, fks, links)
     finally:
         con.close()
     card = SchemaCard(
