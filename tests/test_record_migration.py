@@ -93,12 +93,42 @@ def test_the_viewer_places_an_old_records_flags() -> None:
     assert view["at"] == line["flag_sites"] and view["why"] == line["flag_details"]
 
 
-def test_an_old_certificate_recomputes_byte_identical_from_its_old_runs(tmp_path: Path) -> None:
+def _paths(x: Any, prefix: str = "") -> dict[str, Any]:
+    """Every leaf of a JSON value by its path (`task.gain.lower`)."""
+    if isinstance(x, dict):
+        return {k: v for key, val in x.items() for k, v in _paths(val, f"{prefix}.{key}").items()}
+    if isinstance(x, list):
+        return {k: v for i, val in enumerate(x) for k, v in _paths(val, f"{prefix}[{i}]").items()}
+    return {prefix: x}
+
+
+def test_an_old_certificate_recomputes_from_its_old_runs(tmp_path: Path) -> None:
+    """The old runs are read unchanged, and the rebuilt certificate differs from the stored one
+    only where decision 0100 changed the paired bound (Tango's score interval -> the exact
+    unconditional one): its method, its numbers and the sentences quoting them."""
     copy = tmp_path / "certificate"
     shutil.copytree(CERTIFICATE, copy)
     rebuilt, same, changed = recompute(copy / "certificate.json")
-    assert same and changed == []
+    assert changed == []
     assert rebuilt.warnings and "4 flagged candidate successes" in rebuilt.warnings[0]
+    stored = _paths(json.loads((CERTIFICATE / "certificate.json").read_text()))
+    now = _paths(json.loads(rebuilt.to_json()))
+    assert stored.keys() == now.keys()
+    differ = {k for k in stored if stored[k] != now[k]}
+    assert not same and differ == {
+        ".task.gain.tests[0].detail",
+        ".task.gain.tests[0].lower",
+        ".task.gain.ci95[0]",
+        ".task.gain.ci95[1]",
+        ".task.gain.lower",
+        ".task.non_inferiority.method",
+        ".task.non_inferiority.reason",
+        ".task.non_inferiority.lower",
+    }
+    assert (stored[".task.non_inferiority.method"], now[".task.non_inferiority.method"]) == (
+        "tango_score",
+        "exact_unconditional",
+    )
 
 
 def test_a_swarm_policy_keeps_the_identity_it_had_in_the_model_slot() -> None:

@@ -20,20 +20,20 @@ def test_each_member_of_the_roles_swarm_counts_its_own_prompt_and_completion_tok
     team = Roles(Guesser(log, p=0.0, p_plan=1.0), models={"planner": planner, "checker": checker})
     env = ToyShop()
     task = next(t for t in env.taskset if t.meta["kind"] == "price")
-    ep = asyncio.run(wg.run_episode(env, task, wg.Policy(team), seed=3))
-    assert ep.agents is not None
+    ep = asyncio.run(wg.run_episode(env, task, team.policy(), seed=3))
+    assert ep.team is not None
     label = {"planner": "planner", "checker": "checker", "executor": "guess-0"}
-    for agent in ep.agents:
+    for agent in ep.team.agents:
         own = [u for name, u in log.calls if name == label[agent.role]]
         assert own, f"{agent.role} made no call"
         assert agent.usage.prompt_tokens == sum(u.prompt_tokens for u in own)
         assert agent.usage.completion_tokens == sum(u.completion_tokens for u in own)
         assert agent.usage.calls == len(own)
-    assert sorted(a.role for a in ep.agents) == ["checker", "executor", "planner"]
-    assert ep.usage.prompt_tokens == sum(a.usage.prompt_tokens for a in ep.agents)
-    assert ep.usage.completion_tokens == sum(a.usage.completion_tokens for a in ep.agents)
+    assert sorted(a.role for a in ep.team.agents) == ["checker", "executor", "planner"]
+    assert ep.usage.prompt_tokens == sum(a.usage.prompt_tokens for a in ep.team.agents)
+    assert ep.usage.completion_tokens == sum(a.usage.completion_tokens for a in ep.team.agents)
     # the planner's padded plan is a completion once, then prompt text of every executor turn
-    planner_rec = next(a for a in ep.agents if a.role == "planner")
-    executor_rec = next(a for a in ep.agents if a.role == "executor")
+    planner_rec = next(a for a in ep.team.agents if a.role == "planner")
+    executor_rec = next(a for a in ep.team.agents if a.role == "executor")
     assert planner_rec.usage.completion_tokens > 30
     assert executor_rec.usage.prompt_tokens > planner_rec.usage.completion_tokens
