@@ -113,6 +113,8 @@ def test_plan_on_a_generated_warehouse_matches_the_simulation(
         (["workgym/lookup", "--estimand", "families", "--baseline-rate", "0.3"], "at least 5"),
         (["workgym/lookup"], "--plan needs the baseline's success rate"),
         (["workgym/lookup", "--baseline-rate", "1.5"], "give a rate in [0, 1)"),
+        (["workgym/lookup", "--baseline-rate", "0.1", "--target", "2"], "give a gain in (0, 0.9]"),
+        (["workgym/lookup", "--baseline-rate", "0.1", "--target", "0"], "give a gain in (0, 0.9]"),
     ],
 )
 def test_plan_wrong_input_is_one_line_exit_2(args: list[str], message: str) -> None:

@@ -127,6 +127,13 @@ def make_plan(
     seed: int = 0,
 ) -> Plan:
     """Simulate the design (rates given) or give its rate-free bounds only (rates None)."""
+    if target is not None:
+        room = 1.0 - (sum(rates) / len(rates) if rates else 0.0)
+        if not 0.0 < target <= room:
+            raise ConfigError(
+                f"--target {target:g} is not a gain a success rate can make from a baseline of "
+                f"{1.0 - room:.3g}; give a gain in (0, {room:.3g}]"
+            )
     g = len(family_sizes)
     smallest = smallest_p(g) if estimand == "families" else 0.5 ** sum(family_sizes)
     design = sim.Design(tuple(family_sizes), epochs, rates, estimand, alpha) if rates else None
