@@ -240,7 +240,8 @@ def _growth(node: exp.Expression, refs: set[str], columns: set[str]) -> tuple[fl
     CTE's largest value in the previous step."""
     if isinstance(node, exp.Column):
         table = str(node.table).lower()
-        mine = table in refs if table else str(node.name).lower() in columns
+        # a previous step's value: a growing column of the CTE, named bare or through its alias
+        mine = (not table or table in refs) and str(node.name).lower() in columns
         return (1.0, 0.0) if mine else (0.0, 0.0)
     if isinstance(node, exp.Literal):
         return (0.0, float(len(node.this)) if node.is_string else 0.0)
