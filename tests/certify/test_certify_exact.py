@@ -140,7 +140,9 @@ def test_exact_p_with_no_discordant_pair_by_hand() -> None:
     as extreme as (0, 0) are those with no baseline-only pair: p = 0.95^32 = 0.194 > 0.05."""
     assert exact_paired.p_value(0, 0, 32, -0.05) == pytest.approx(0.95**32, rel=1e-9)
     assert exact_paired.p_value(0, 0, 64, -0.05) < 0.05  # 0 of 64: non-inferior
-    assert proportions.items_to_show(0.05, 0.05) == 59  # 0.95^59 = 0.0485, 0.95^58 = 0.051
+    assert (
+        proportions.items_to_show(0.05, 0.05, binary=True) == 59
+    )  # 0.95^59 = 0.0485, 0.95^58 = 0.051
 
 
 @pytest.mark.parametrize("n", [16, 32, 64])

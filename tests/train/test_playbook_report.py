@@ -59,7 +59,7 @@ def test_identical_arms_on_few_tasks_do_not_match() -> None:
         training_tokens=0,
         margin=0.05,
     )
-    assert not eff.non_inferior and eff.lower == pytest.approx(tie_bound(8))
+    assert not eff.non_inferior and eff.lower == pytest.approx(tie_bound(8, 0.05, binary=True))
     assert "does NOT match" in eff.statement
 
 

@@ -291,9 +291,11 @@ def _non_regression(suites: list[SuiteResult], alpha: float) -> tuple[bool, str]
         from workgym.stats.proportions import items_to_show
 
         margin = min(s.non_inferiority.margin for s in suites)
+        binary = any(s.non_inferiority.method == "exact_unconditional" for s in suites)
+        need = items_to_show(margin, alpha, binary)
         return False, (
             f"non-regression not shown: {silent}. An informative suite is one the baseline "
-            f"partly solves, with at least {items_to_show(margin, alpha)} items for the margin "
+            f"partly solves, with at least {need} items for the margin "
             f"{margin:g} even if every pair ties"
         )
     bad = [s for s in told if not s.non_inferiority.passed]

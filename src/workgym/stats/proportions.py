@@ -173,7 +173,7 @@ def paired_bound(
     )
 
 
-def tie_bound(n: int, alpha: float = 0.05, binary: bool = True) -> float:
+def tie_bound(n: int, alpha: float, binary: bool) -> float:
     """The one-sided lower bound when all n pairs tie: the exact one (binary; within 1e-4 of
     ``-(1 - alpha^(1/n))``, -0.089 at 32) or the bounded score one (graded, ``-z^2/(n + z^2)``)."""
     if binary:
@@ -182,7 +182,7 @@ def tie_bound(n: int, alpha: float = 0.05, binary: bool = True) -> float:
     return -z * z / (n + z * z)
 
 
-def items_to_show(margin: float, alpha: float = 0.05, binary: bool = True) -> int:
+def items_to_show(margin: float, alpha: float, binary: bool) -> int:
     """Fewest items whose all-tie bound can clear ``-margin``: the exact test at ``-margin`` on 0
     discordant pairs (binary: 59 at margin 0.05), or ``n > z^2 (1 - m) / m`` (graded: 52)."""
     if not binary:
