@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import workgym as wg
 from fakes.chat_server import FakeChatServer, tool_calls
 from workgym.apps.cli.main import app
 from workgym.core.episode import AuditRecord, Episode
@@ -169,6 +170,15 @@ def test_a_worked_example_leaves_out_the_calls_the_tools_refused() -> None:
     assert f'Calls: transform(word="{word}", kind="sort") -> "{answer}"; submit(' in text
 
 
+def test_a_worked_example_states_its_whole_answer() -> None:
+    """A long answer is not cut to the tool-output width: a cut answer is a wrong one to copy."""
+    task = split("train")[0]
+    answer = "x" * 100
+    ep = Episode(task_id=task.id, family=task.family, split="train", answer=answer,
+                 verdict=Verdict.correct())  # fmt: skip
+    assert render(task, ep, "run/t/0", tool_chars=80).text.endswith(f"Answer: {answer}")
+
+
 class LeakyAgent(ToyExamplesAgent):
     """The double, but on `sort` tasks its first turn also transforms a dev task's answer: its
     successes there carry a dev answer into the worked example."""
@@ -294,3 +304,20 @@ def test_the_commands_bootstrap_options_are_the_configs_fields_with_its_defaults
     own = {"samples", "train_tasks", "max_candidates", "max_examples", "search", "subsets"}
     for name in shared | own | {"dev_temperature", "concurrency"}:
         assert params[name].default == BootstrapConfig.model_fields[name].default, name
+
+
+def test_an_answer_that_train_tasks_share_is_no_secret() -> None:
+    """A verdict word every split uses ("approved") is shown by train already: a train example
+    stating it passes, while a word only a held-out answer has is still refused."""
+    families = {"claims/a": "train", "claims/b": "dev", "claims/c": "test"}
+    answers = {"claims/a": "approved", "claims/b": "approved", "claims/c": "quarantined"}
+    tasks = wg.TaskSet(
+        [wg.Task(family=f, prompt=f"Decide claim {f}.", answer=answers[f]) for f in families],
+        split_spec=wg.SplitSpec(overrides=families),
+    )
+    train = [t for t in tasks if tasks.split_of(t) == "train"]
+    lint = ExampleLint(train, HeldOut.of(tasks))
+    ok = example(train[0].id, "claims/a", "Task: Decide claim claims/a. Answer: approved")
+    assert [f.rule for f in lint.check(ok)] == []
+    leaked = example(train[0].id, "claims/a", "Task: Decide. Answer: quarantined")
+    assert [f.rule for f in lint.check(leaked)] == ["held_out"]

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.train.playbook.bootstrap.examples import WorkedExample
 from workgym.train.playbook.leak_lint import LeakLint, LintFinding, answer_leaves, is_common
+from workgym.train.playbook.scoring import prompt_text
 from workgym.train.playbook.text import ngrams, words
 
 TEXT_RULES = ("grader", "claim_success")
@@ -60,14 +61,20 @@ class HeldOut(BaseModel):
     @classmethod
     def of(cls, tasks: TaskSet) -> HeldOut:
         """From the full task set, before it is sealed: this is the only place the test split's
-        answers are read, and only their digests leave it."""
+        answers are read, and only their digests leave it. A piece that train tasks show too (in
+        an id, an answer or a prompt) reveals nothing, so it is not a secret: without this, an
+        answer word shared by every split ("approved", "120") would refuse every example."""
         grams: set[tuple[str, ...]] = set()
+        seen: list[str] = []
         for task in tasks:
             if tasks.split_of(task) == "train":
+                seen += [task.id, prompt_text(task), *answer_leaves(task.answer)]
                 continue
             grams |= _secret_grams(task.id)
             for leaf in answer_leaves(task.answer):
                 grams |= _secret_grams(leaf)
+        sizes = {len(g) for g in grams}
+        grams -= {g for text in seen for n in sizes for g in ngrams(words(text), n)}
         return cls(
             digests=frozenset(_digest(g) for g in grams),
             lengths=frozenset(len(g) for g in grams),

@@ -49,7 +49,7 @@ def _call(name: str, arguments: str) -> str:
     try:
         args = json.loads(arguments) if arguments.strip() else {}
     except json.JSONDecodeError:
-        return f"{name}({_short(arguments, 80)})"
+        return f"{name}({_short(arguments, 80)})"  # unparsed arguments, shown as a hint only
     if not isinstance(args, dict):
         return f"{name}({json.dumps(args)})"
     return f"{name}(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in args.items()) + ")"
@@ -71,5 +71,6 @@ def render(task: Task, episode: Episode, ref: str, *, tool_chars: int) -> Worked
     ]
     answer = episode.answer if isinstance(episode.answer, str) else json.dumps(episode.answer)
     text = f"Task: {normalize(_prompt(task))} Calls: {'; '.join(calls) or '(none)'}"
-    text += f" Answer: {_short(str(answer), tool_chars)}"
+    text += f" Answer: {answer}"  # whole: a cut answer is a wrong one to copy (the example's
+    # length is bounded as a whole by `example_chars`, which drops what is too long)
     return WorkedExample(task_id=task.id, family=task.family, episode=ref, text=text)
