@@ -154,7 +154,7 @@ def test_admission_records_the_quality_rules_and_older_rules_say_so(tmp_path: Pa
         quality_rules = "toy-lint/1"
 
         def quality_check(self) -> QualityCheck:
-            return QualityCheck(name="toy lint", passed=True, detail="ok", rules=self.quality_rules)
+            return QualityCheck(name="toy lint", passed=True, detail="ok")
 
     env = Linted()
     out = tmp_path / "check" / "toy"

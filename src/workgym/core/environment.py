@@ -54,9 +54,6 @@ class QualityCheck(BaseModel):
     passed: bool
     detail: str
     failures: list[str] = []
-    # The rule set and its version ("warehouse-lint/2"): admission records it, so an
-    # environment admitted under older rules says so (issue 40). Empty: unversioned rules.
-    rules: str = ""
 
 
 class Environment:
@@ -67,7 +64,8 @@ class Environment:
     tools: ClassVar[list[Tool]] = []
     limits: ClassVar[Limits] = Limits()
     instructions: ClassVar[str] = ""  # system text every agent gets, before any policy prompt
-    # The version of `quality_check`'s rules (its QualityCheck.rules); "" when it has none.
+    # The rule set of `quality_check` and its version ("warehouse-lint/2"): admission records it,
+    # so an environment admitted under older rules says so (issue 40). "": unversioned rules.
     quality_rules: ClassVar[str] = ""
 
     def __init__(self, root: str | Path | None = None) -> None:

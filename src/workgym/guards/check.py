@@ -60,7 +60,7 @@ class CheckReport(BaseModel):
     reused: bool = False  # this report is an earlier check of the same content hash
     thresholds: dict[str, float] = Field(default_factory=dict)  # set by the environment
     threshold_reason: str = ""
-    rules: str = ""  # the environment's quality rules and their version (QualityCheck.rules)
+    rules: str = ""  # the environment's quality rules and their version (Environment.quality_rules)
 
     @property
     def passed(self) -> bool:
@@ -228,7 +228,7 @@ async def _check(
         checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
         thresholds=own,
         threshold_reason=capabilities.threshold_reason(env) if own else "",
-        rules=quality.rules if quality is not None else "",
+        rules=env.quality_rules,
     )
     return _record(report, out, directory)
 

@@ -23,7 +23,6 @@ import re
 from workgym.core.environment import Environment, Limits
 from workgym.core.episode import Episode
 from workgym.core.errors import ToolError
-from workgym.core.loading import register
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling, Usage, message_tokens
 from workgym.core.tasks import SplitSpec, Task, TaskSet
@@ -75,7 +74,6 @@ def submit(answer: str) -> str:
     return "answer recorded"
 
 
-@register
 class ToyExamples(Environment):
     """Apply a named rule to a word with the transform tool and submit the result."""
 

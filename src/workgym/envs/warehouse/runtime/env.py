@@ -232,7 +232,6 @@ class WarehouseEnv(Environment):
             passed=not bad,
             detail=report.summary(),
             failures=[f"{r}: {', '.join(report.examples.get(r, []))}" for r in bad],
-            rules=RULES_NAME,
         )
 
     def oracle(self, task: Task) -> list[Message]:

@@ -335,11 +335,12 @@ class Linter:
             conds = [
                 c for c in parts if isinstance(c, exp.Expression) and not isinstance(c, exp.Not)
             ]
-        for cond in conds:
-            outer = _top_count(card, cond)
-            if outer is None:
+        for cond in conds:  # the outer set is at most its smallest condition's count
+            count = _top_count(card, cond)
+            if count is None:
                 return False
-        return bool(outer) and outer is not None and rows >= VACUOUS_SHARE * outer
+            outer = count if outer is None else min(outer, count)
+        return bool(outer) and rows >= VACUOUS_SHARE * (outer or 0)
 
     def names_column(self, task: Task, prompt: str) -> bool:
         value = str((task.answer or {}).get("value", "")) if isinstance(task.answer, dict) else ""
