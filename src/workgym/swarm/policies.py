@@ -25,12 +25,12 @@ from workgym.core.driver import EpisodeDriver, drive
 from workgym.core.episode import Episode
 from workgym.core.errors import ConfigError
 from workgym.core.messages import Message
-from workgym.core.model import Model, Sampling
+from workgym.core.model import Model
 from workgym.core.task_aware import TaskAwareModel
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, sub_seed
 from workgym.swarm.selection import Candidate, Selector, selector
-from workgym.swarm.team import TeamPolicy, finish_as_team, member_policy, now, resolve
+from workgym.swarm.team import Team, finish_as_team, member_policy, now, resolve
 
 if TYPE_CHECKING:
     from workgym.core.environment import Environment
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 SOLVER = "solver"
 
 
-class Attempts:
+class Attempts(Team):
     """N independent attempts of one agent, and a selection that never sees the verifier.
 
     >>> Attempts("openai/qwen2.5-7b-instruct", n=5, budget_tokens=40_000).policy(
@@ -81,16 +81,6 @@ class Attempts:
     def lead(self) -> Model | TaskAwareModel:
         """The attempts' model: the selected attempt's conversation is the episode's."""
         return self.member
-
-    def policy(
-        self,
-        *,
-        system_prompt: str = "",
-        playbook: str | None = None,
-        sampling: Sampling | None = None,
-    ) -> Policy:
-        """This team's Policy (`TeamPolicy`): what eval, the trainer and the certificate play."""
-        return TeamPolicy(self, system_prompt=system_prompt, playbook=playbook, sampling=sampling)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -30,7 +30,7 @@ from workgym.core.task_aware import TaskAwareModel
 from workgym.core.tools import Submission, Toolkit, ToolResult
 from workgym.run.policy import Policy
 from workgym.swarm.accounting import Spend, agent_record, conversation_usage, sub_seed
-from workgym.swarm.team import TeamPolicy, finish_as_team, member_policy, now, resolve
+from workgym.swarm.team import Team, finish_as_team, member_policy, now, resolve
 from workgym.swarm.work import work_text
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class ReviewedToolkit(Toolkit):
         return await super().call(call)
 
 
-class Roles:
+class Roles(Team):
     """Planner, executor and checker (or a subset with the executor) sharing one playbook."""
 
     def __init__(
@@ -135,16 +135,6 @@ class Roles:
     def lead(self) -> Model | TaskAwareModel:
         """The executor's model: its conversation is the episode's."""
         return self.models["executor"]
-
-    def policy(
-        self,
-        *,
-        system_prompt: str = "",
-        playbook: str | None = None,
-        sampling: Sampling | None = None,
-    ) -> Policy:
-        """This team's Policy (`TeamPolicy`): what eval, the trainer and the certificate play."""
-        return TeamPolicy(self, system_prompt=system_prompt, playbook=playbook, sampling=sampling)
 
     def sections(
         self, shared: Sequence[str] = ("strategy", "tools", "pitfalls")

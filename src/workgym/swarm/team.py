@@ -44,6 +44,17 @@ class Team(Protocol):
         self, policy: Policy, env: Environment, task: Task, *, seed: int, epoch: int, split: str
     ) -> Episode: ...
 
+    def policy(
+        self,
+        *,
+        system_prompt: str = "",
+        playbook: str | None = None,
+        sampling: Sampling | None = None,
+    ) -> Policy:
+        """This team's Policy (`TeamPolicy`): what eval, the trainer and the certificate play.
+        Defined once here for every team that names `Team` as its base."""
+        return TeamPolicy(self, system_prompt=system_prompt, playbook=playbook, sampling=sampling)
+
 
 class TeamPolicy(Policy):
     """A Policy whose episodes a team plays, with the policy's system prompt, playbook and
