@@ -21,6 +21,7 @@ from workgym.core.errors import ConfigError
 from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling
 from workgym.core.registry import Entry
+from workgym.core.tasks import Task
 from workgym.core.tools import ToolResult, ToolSpec
 from workgym.core.verdict import Verdict
 from workgym.envs.toy_examples.env import KINDS, ToyExamples, ToyExamplesAgent, example_mark
@@ -29,7 +30,12 @@ from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.examples import WorkedExample, render, verified
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
-from workgym.train.playbook.bootstrap.subset_search import greedy, paired, random_subsets
+from workgym.train.playbook.bootstrap.subset_search import (
+    Scores,
+    greedy,
+    paired,
+    random_subsets,
+)
 from workgym.train.playbook.scoring import derive_seed
 
 ENV = ToyExamples()
@@ -211,6 +217,30 @@ def test_the_learner_refuses_a_verified_success_that_carries_a_dev_answer(tmp_pa
     assert LeakyAgent.leak.lower() not in Path(result.playbook_path).read_text().lower()
 
 
+class FlaggedSortDev(ToyExamples):
+    """The toy environment, but its verifier flags every `sort` success on dev (say, a shortcut
+    an audit caught): a `sort` worked example raises dev reward only through flagged episodes."""
+
+    def verify(self, task: Task, episode: Episode) -> Verdict:
+        v = super().verify(task, episode)
+        if v.success and episode.split == "dev" and task.meta["kind"] == "sort":
+            return v.model_copy(update={"flags": ["shortcut"]})
+        return v
+
+
+def test_a_gain_only_from_audit_flagged_dev_episodes_is_refused(tmp_path: Path) -> None:
+    """Gate B's audit condition in the bootstrap search: the `sort` example is a clean train
+    success and lifts dev reward, but the audit reward not at all, so it never goes in."""
+    result = bootstrap_playbook(FlaggedSortDev(), ToyExamplesAgent(), out=tmp_path)
+    assert any(TASKS[c.task_id].meta["kind"] == "sort" for c in result.candidates)
+    assert sorted(TASKS[e.task_id].meta["kind"] for e in result.chosen) == ["reverse", "upper"]
+    refused = [s for s in result.steps if s.passed is False]
+    assert len(refused) == 1 and refused[0].audit_flagged
+    assert refused[0].diff > refused[0].se and refused[0].audit_diff == 0.0
+    assert per_kind(result, result.learned.task_means)["sort"] == 0.0
+    assert result.learned.audit_reward == result.learned.reward > result.baseline.reward
+
+
 # -- the search on its own ------------------------------------------------------------------------
 
 
@@ -220,11 +250,11 @@ def test_greedy_adds_only_what_passes_the_gate_and_prefers_the_shorter_tie() -> 
     c = example("c", "f", "useless")
     gains = {"a": [1, 1, 0, 0], "b": [1, 1, 0, 0], "c": [0, 0, 0, 0]}
 
-    async def score(examples: tuple[WorkedExample, ...]) -> list[float]:
+    async def score(examples: tuple[WorkedExample, ...]) -> Scores:
         s = [0.0] * 4
         for e in examples:
             s = [max(x, y) for x, y in zip(s, gains[e.task_id], strict=True)]
-        return s
+        return Scores(s, s)
 
     chosen = asyncio.run(greedy([b, a, c], score, BootstrapConfig()))
     assert [e.task_id for e in chosen.examples] == ["a"]

@@ -78,6 +78,17 @@ class GateB(BaseModel):
     reason: str
 
 
+def audit_check(
+    rose: bool, audit_candidate: Sequence[float], audit_baseline: Sequence[float]
+) -> tuple[float, bool]:
+    """Gate B's audit condition, shared with the bootstrap learner's search: a rise in the primary
+    reward counts only if the audit reward (flagged episodes earn nothing) rose too, so a change
+    whose gain comes only from flagged episodes is refused. Returns the audit reward's difference
+    and whether the rise is flagged (never when the reward did not rise)."""
+    audit_diff = fmean(audit_candidate) - fmean(audit_baseline)
+    return audit_diff, rose and audit_diff <= 0
+
+
 def gate_b(
     candidate: Sequence[float],
     baseline: Sequence[float],
@@ -98,10 +109,11 @@ def gate_b(
     rise = diff > 0 and diff > se
     hold = diff >= -hold_delta and change <= -tau
     rule: Literal["rise", "hold", "none"] = "rise" if rise else ("hold" if hold else "none")
-    audit_c = audit_candidate if audit_candidate is not None else candidate
-    audit_b = audit_baseline if audit_baseline is not None else baseline
-    audit_diff = fmean(audit_c) - fmean(audit_b)
-    flagged = rule == "rise" and audit_diff <= 0
+    audit_diff, flagged = audit_check(
+        rule == "rise",
+        audit_candidate if audit_candidate is not None else candidate,
+        audit_baseline if audit_baseline is not None else baseline,
+    )
     passed = rule != "none" and not flagged
     if flagged:
         reason = f"reward rose {diff:+.3f} but the audit reward did not ({audit_diff:+.3f})"

@@ -35,7 +35,7 @@ from workgym.models import get_model
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.examples import SECTION, WorkedExample, render, verified
-from workgym.train.playbook.bootstrap.subset_search import SEARCHES, Chosen, Step
+from workgym.train.playbook.bootstrap.subset_search import SEARCHES, Chosen, Scores, Step
 from workgym.train.playbook.entries import Entry, Provenance, entry_id
 from workgym.train.playbook.leak_lint import LintFinding
 from workgym.train.playbook.ledger import BudgetExceeded, Ledger
@@ -55,6 +55,7 @@ class DevScore(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     reward: float
+    audit_reward: float  # flagged episodes earn nothing (gate B's audit condition)
     tokens_per_task: float
     playbook_tokens: int
     task_means: tuple[float, ...]
@@ -179,7 +180,7 @@ class BootstrapLearner:
     def fits(self, examples: tuple[WorkedExample, ...]) -> bool:
         return not self.playbook(examples).over_budget
 
-    async def score(self, examples: tuple[WorkedExample, ...]) -> list[float]:
+    async def score(self, examples: tuple[WorkedExample, ...]) -> Scores:
         pb = self.playbook(examples)
         roll = await self.dev_roller.run(
             pb.render(),
@@ -189,14 +190,16 @@ class BootstrapLearner:
             role="agent-dev",
             iteration=0,
         )
-        means = roll.task_means([t.id for t in self.dev])
+        ids = [t.id for t in self.dev]
+        means, audit = roll.task_means(ids), roll.task_means(ids, audit=True)
         self.scores[pb.render_hash] = DevScore(
             reward=fmean(means),
+            audit_reward=fmean(audit),
             tokens_per_task=roll.tokens_per_task,
             playbook_tokens=pb.tokens,
             task_means=tuple(means),
         )
-        return means
+        return Scores(means, audit)
 
     def sample_train(self) -> list[Task]:
         order = sorted(self.train, key=lambda t: derive_seed(self.cfg.seed, "bootstrap-task", t.id))

@@ -10,7 +10,11 @@ Two searches, after DSPy's BootstrapFewShot family (facts, not code, carried ove
   scoring set is kept only if it passes the gate against the empty set.
 
 The gate is gate B's rule: the mean paired per-task difference must exceed `se_multiple` paired
-standard errors and `min_gain`. Ties in score go to fewer playbook tokens. Scores are per-task
+standard errors and `min_gain`, and gate B's audit condition (`gate.audit_check`) holds: the audit
+reward, in which flagged episodes earn nothing, must rise too, so a set whose dev gain comes only
+from flagged episodes is refused. Sets rank by that audit reward first, so a set lifted by flagged
+episodes does not take a round from a clean one (decision 0150); then by reward, and ties go to
+fewer playbook tokens. Scores are per-task
 mean rewards on the same dev tasks and seeds for every set, so two sets are compared pairwise.
 """
 
@@ -20,13 +24,23 @@ import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from statistics import fmean, stdev
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.examples import WorkedExample
+from workgym.train.playbook.gate import audit_check
 
-Score = Callable[[tuple[WorkedExample, ...]], Awaitable[Sequence[float]]]
+
+class Scores(NamedTuple):
+    """One set's per-task mean rewards on dev, and the same with flagged episodes earning 0."""
+
+    reward: Sequence[float]
+    audit: Sequence[float]
+
+
+Score = Callable[[tuple[WorkedExample, ...]], Awaitable[Scores]]
 Fits = Callable[[tuple[WorkedExample, ...]], bool]
 
 
@@ -45,6 +59,8 @@ class Step(BaseModel):
     tokens: int  # playbook tokens of the examples
     diff: float = 0.0
     se: float = 0.0
+    audit_diff: float = 0.0
+    audit_flagged: bool = False  # the reward rose, the audit reward did not: refused
     passed: bool | None = None  # None: scored, not gated (a random subset that was not best)
 
 
@@ -64,8 +80,20 @@ def paired(candidate: Sequence[float], current: Sequence[float]) -> tuple[float,
     return fmean(diffs), se
 
 
-def gate(diff: float, se: float, cfg: BootstrapConfig) -> bool:
-    return diff > cfg.min_gain and diff > cfg.se_multiple * se + 1e-12
+class Gated(NamedTuple):
+    diff: float
+    se: float
+    audit_diff: float
+    audit_flagged: bool
+    passed: bool
+
+
+def gate(candidate: Scores, current: Scores, cfg: BootstrapConfig) -> Gated:
+    """Gate B's rule with the search's margins (`se_multiple`, `min_gain`) and its audit check."""
+    diff, se = paired(candidate.reward, current.reward)
+    rose = diff > cfg.min_gain and diff > cfg.se_multiple * se + 1e-12
+    audit_diff, flagged = audit_check(rose, candidate.audit, current.audit)
+    return Gated(diff, se, audit_diff, flagged, rose and not flagged)
 
 
 def _tokens(examples: Sequence[WorkedExample]) -> int:
@@ -77,8 +105,8 @@ async def greedy(
 ) -> Chosen:
     """Forward selection; `fits` says whether a set stays within the playbook's token budget."""
     current: tuple[WorkedExample, ...] = ()
-    cur_scores = list(await score(current))
-    baseline = fmean(cur_scores)
+    cur_scores = await score(current)
+    baseline = fmean(cur_scores.reward)
     steps = [Step(round=0, examples=(), reward=baseline, tokens=0)]
     left = list(candidates)
     for rnd in range(1, cfg.max_examples + 1):
@@ -87,12 +115,11 @@ async def greedy(
             break
         scored = []
         for cand in left:
-            s = list(await score((*current, cand)))
-            scored.append((fmean(s), -cand.tokens, cand, s))
-        best = max(scored, key=lambda x: (x[0], x[1]))
+            s = await score((*current, cand))
+            scored.append((fmean(s.reward), -cand.tokens, cand, s))
+        best = max(scored, key=_rank)
         _, _, cand, s = best
-        diff, se = paired(s, cur_scores)
-        ok = gate(diff, se, cfg)
+        g = gate(s, cur_scores, cfg)
         for reward, _, c, _ in scored:
             if c is not cand:
                 steps.append(
@@ -103,22 +130,31 @@ async def greedy(
                         tokens=_tokens((*current, c)),
                     )
                 )
-        steps.append(
-            Step(
-                round=rnd,
-                examples=tuple(e.episode for e in (*current, cand)),
-                reward=fmean(s),
-                tokens=_tokens((*current, cand)),
-                diff=diff,
-                se=se,
-                passed=ok,
-            )
-        )
-        if not ok:
+        steps.append(_gated(rnd, (*current, cand), fmean(s.reward), g))
+        if not g.passed:
             break
         current, cur_scores = (*current, cand), s
         left.remove(cand)
-    return Chosen(examples=current, reward=fmean(cur_scores), baseline=baseline, steps=tuple(steps))
+    reward = fmean(cur_scores.reward)
+    return Chosen(examples=current, reward=reward, baseline=baseline, steps=tuple(steps))
+
+
+def _rank(x: tuple[float, int, WorkedExample, Scores]) -> tuple[float, float, int]:
+    return fmean(x[3].audit), x[0], x[1]
+
+
+def _gated(rnd: int, examples: tuple[WorkedExample, ...], reward: float, g: Gated) -> Step:
+    return Step(
+        round=rnd,
+        examples=tuple(e.episode for e in examples),
+        reward=reward,
+        tokens=_tokens(examples),
+        diff=g.diff,
+        se=g.se,
+        audit_diff=g.audit_diff,
+        audit_flagged=g.audit_flagged,
+        passed=g.passed,
+    )
 
 
 async def random_subsets(
@@ -135,35 +171,32 @@ async def random_subsets(
             picked = sorted(rng.sample(range(len(candidates)), size))
             sets.append(tuple(candidates[i] for i in picked))
     unique = [x for x in dict.fromkeys(sets) if fits(x)]
-    base_scores = list(await score(()))
-    baseline = fmean(base_scores)
+    base_scores = await score(())
+    baseline = fmean(base_scores.reward)
     steps = [Step(round=0, examples=(), reward=baseline, tokens=0)]
     scored = []
     for i, subset in enumerate(unique, 1):
-        s = list(await score(subset))
-        scored.append((fmean(s), -_tokens(subset), i, subset, s))
+        s = await score(subset)
+        scored.append((fmean(s.reward), -_tokens(subset), i, subset, s))
     if not scored:
         return Chosen(examples=(), reward=baseline, baseline=baseline, steps=tuple(steps))
-    best = max(scored, key=lambda x: (x[0], x[1]))
-    diff, se = paired(best[4], base_scores)
-    ok = gate(diff, se, cfg)
+    best = max(scored, key=lambda x: (fmean(x[4].audit), x[0], x[1]))
+    g = gate(best[4], base_scores, cfg)
     for reward, neg_tokens, i, subset, _ in scored:
-        is_best = i == best[2]
-        steps.append(
-            Step(
-                round=i,
-                examples=tuple(e.episode for e in subset),
-                reward=reward,
-                tokens=-neg_tokens,
-                diff=diff if is_best else 0.0,
-                se=se if is_best else 0.0,
-                passed=ok if is_best else None,
+        if i == best[2]:
+            steps.append(_gated(i, subset, reward, g))
+        else:
+            steps.append(
+                Step(
+                    round=i,
+                    examples=tuple(e.episode for e in subset),
+                    reward=reward,
+                    tokens=-neg_tokens,
+                )
             )
-        )
-    chosen = best[3] if ok else ()
     return Chosen(
-        examples=chosen,
-        reward=best[0] if ok else baseline,
+        examples=best[3] if g.passed else (),
+        reward=best[0] if g.passed else baseline,
         baseline=baseline,
         steps=tuple(steps),
     )
