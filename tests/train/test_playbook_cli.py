@@ -110,3 +110,21 @@ def test_bad_input_gets_one_line_errors(tmp_path: Path) -> None:
         "--no-progress",
     )
     assert refl.returncode == 2 and "cannot be a reflector" in refl.stderr
+
+
+def test_the_learner_is_a_literal_and_a_wrong_one_names_the_choices(tmp_path: Path) -> None:
+    """`--learner` takes exactly the config's `Learner` names; a typo fails before any work, in
+    one line that lists them."""
+    import typing
+
+    from workgym.apps.cli.train_playbook import playbook
+    from workgym.train.playbook.config import LEARNERS, Learner
+
+    hints = typing.get_type_hints(playbook, include_extras=True)
+    assert typing.get_args(hints["learner"])[0] is Learner
+    assert LEARNERS == ("reflect", "bootstrap")
+    out = tmp_path / "never"
+    bad = runner.invoke(app, ["train", "playbook", *TOY, "--out", str(out), "--learner", "nope"])
+    assert bad.exit_code == 2 and not out.exists()
+    (line,) = [x for x in bad.output.splitlines() if x.startswith("Error:")]
+    assert "'--learner'" in line and "'nope' is not one of 'reflect', 'bootstrap'" in line

@@ -1,7 +1,7 @@
 """`workgym train playbook ENV --model M [--reflector-model R] [--budget-tokens N] --out DIR`.
 
-Only typer is imported at module level; the trainer loads when the command runs, so
-`workgym --help` stays fast.
+Only typer and small option types (the `--learner` names) are imported at module level; the
+trainer loads when the command runs, so `workgym --help` stays fast.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import typer
 from workgym.apps.cli.device_options import Device, Dtype, use_placement
 from workgym.apps.cli.env_options import ImportModules, load_env
 from workgym.apps.cli.hints import next_line
+from workgym.train.playbook.config import Learner
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -106,7 +107,7 @@ def playbook(
     device: Device = "auto",
     dtype: Dtype = "auto",
     learner: Annotated[
-        str,
+        Learner,
         typer.Option(
             help="reflect: lessons from a reflector; bootstrap: worked examples from the "
             "agent's own verified train successes (no reflector)"
@@ -146,10 +147,6 @@ def playbook(
             ),
         )  # fmt: skip
         return
-    if learner != "reflect":
-        from workgym.apps.cli.main import _fail
-
-        _fail(f"unknown --learner {learner!r}; use reflect or bootstrap")
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -6,12 +6,17 @@ is refused, because the log would no longer describe the run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workgym.train.playbook.entries import DEFAULT_SECTIONS, MAX_WORDS
 from workgym.train.playbook.playbook import DEFAULT_TOKEN_BUDGET
+
+Learner = Literal["reflect", "bootstrap"]
+"""`workgym train playbook --learner`: reflect (lessons from a reflector, `TrainConfig`) or
+bootstrap (worked examples from verified successes, `bootstrap.BootstrapConfig`)."""
+LEARNERS: tuple[Learner, ...] = get_args(Learner)
 
 
 class TrainConfig(BaseModel):
