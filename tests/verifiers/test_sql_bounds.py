@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 import sqlv_fixtures as fx
 
+from fakes.toy_rules_agent import load_bench
 from workgym.envs.warehouse.runtime.tools import RUN_SQL_TIMEOUT_S
 from workgym.verifiers.sql_exec import execute_sql
 from workgym.verifiers.sql_guard import check_read_only
@@ -175,32 +176,7 @@ PG_REWRITES = [
 ]
 
 
-def _backend_anon_mb(role: str) -> float:
-    """The largest private (anonymous) memory of any server backend of `role` right now."""
-    best = 0
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            if f" {role} ".encode() not in (status.parent / "cmdline").read_bytes():
-                continue
-            text = status.read_text()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith("RssAnon:"):
-                best = max(best, int(line.split()[1]))
-    return best / 1024
-
-
-def _server_visible() -> bool:
-    """Whether this machine's /proc shows the PostgreSQL server (else a backend peak of 0 would
-    mean nothing: the server runs elsewhere)."""
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if b"postgres" in cmdline.read_bytes().split(b"\0", 1)[0]:
-                return True
-        except OSError:
-            continue
-    return False
+PROBE = load_bench("sql_memory.py")  # the backend memory probe, one implementation
 
 
 def _run_watching_backend(
@@ -209,7 +185,7 @@ def _run_watching_backend(
     """`_run`, polling the backend of the DSN's role meanwhile; (result, backend peak MB)."""
     role = urlsplit(dsn).username or ""
     assert role, f"{dsn}: name the reader role in the DSN, so its backends can be found in /proc"
-    if not _server_visible():
+    if not PROBE.server_visible():
         pytest.skip("the PostgreSQL server's processes are not visible in /proc here")
     src = str(Path(__file__).resolve().parents[2] / "src")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
@@ -219,7 +195,7 @@ def _run_watching_backend(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     ) as proc:
         while proc.poll() is None:
-            peak = max(peak, _backend_anon_mb(role))
+            peak = max(peak, PROBE.backend_mb(role))
             time.sleep(0.01)
         stdout, stderr = proc.communicate()
     assert proc.returncode == 0, stderr[-2000:]
