@@ -271,3 +271,21 @@ def test_epochs_needed_is_the_first_k_that_reaches_power() -> None:
     assert sim.power(replace(design, epochs=k - 1), 0.3, 200, 0) < 0.8
     # a family-level gate that cannot reach alpha gets no number, whatever K
     assert sim.epochs_needed(replace(design, estimand="families"), 0.3, 0.8, 200, 0) is None
+
+
+def test_one_size_search_serves_items_families_and_epochs() -> None:
+    """`needed` and `epochs_needed` share `smallest_size`: doubling, then bisection (exact below
+    100, to 2% above), each size simulated once, None when the cap itself fails."""
+    for threshold in (1, 2, 3, 37, 64, 700):
+        calls: list[int] = []
+
+        def ok(n: int, t: int = threshold, seen: list[int] = calls) -> bool:
+            seen.append(n)
+            return n >= t
+
+        got = sim.smallest_size(ok, 1, 4096)
+        assert got is not None and threshold <= got <= threshold * 1.02
+        assert len(calls) == len(set(calls))
+    assert sim.smallest_size(lambda n: n >= 37, 2, 4096) == 37
+    assert sim.smallest_size(lambda n: n >= 100, 2, 64) is None
+    assert sim.smallest_size(lambda n: True, 5, 64) == 5

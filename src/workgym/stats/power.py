@@ -18,7 +18,9 @@ numbers), so power is monotone in the effect and the search is exact on the simu
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -222,23 +224,12 @@ def with_families(design: Design, n_families: int) -> Design:
     return replace(design, family_sizes=(size,) * n_families)
 
 
-def needed(
-    design: Design,
-    effect: float,
-    target_power: float = 0.8,
-    sims: int = 400,
-    seed: int = 0,
-    cap: int = 4096,
-) -> int | None:
-    """Items (estimand items) or families (estimand families) for ``target_power`` at
-    ``effect``; None above ``cap``."""
-    by_family = design.estimand == "families"
-    start = max(fam.families_needed(design.alpha), 2) if by_family else max(2, design.n_families)
-    grow = with_families if by_family else scaled
-
-    def ok(size: int) -> bool:
-        return power(grow(design, size), effect, sims, seed) >= target_power
-
+def smallest_size(ok: Callable[[int], bool], start: int, cap: int) -> int | None:
+    """Smallest size from ``start`` with ``ok`` (power reached), or None if ``cap`` fails: doubling
+    from ``start``, then bisection below the first size that passed, to ``max(1, lo // 50)``
+    (exact below 100). The one search behind :func:`needed` and :func:`epochs_needed`; ``ok`` is
+    a seeded simulation, so each size is simulated once."""
+    ok = functools.cache(ok)
     hi = start
     while not ok(hi):
         if hi >= cap:
@@ -253,6 +244,24 @@ def needed(
     return hi
 
 
+def needed(
+    design: Design,
+    effect: float,
+    target_power: float = 0.8,
+    sims: int = 400,
+    seed: int = 0,
+    cap: int = 4096,
+) -> int | None:
+    """Items (estimand items) or families (estimand families) for ``target_power`` at
+    ``effect``; None above ``cap``."""
+    by_family = design.estimand == "families"
+    start = max(fam.families_needed(design.alpha), 2) if by_family else max(2, design.n_families)
+    grow = with_families if by_family else scaled
+    return smallest_size(
+        lambda size: power(grow(design, size), effect, sims, seed) >= target_power, start, cap
+    )
+
+
 def epochs_needed(
     design: Design,
     effect: float,
@@ -262,28 +271,15 @@ def epochs_needed(
     cap: int = 64,
 ) -> int | None:
     """Epochs K (repeated attempts per item, the items fixed) for ``target_power`` at ``effect``;
-    None above ``cap``. Doubling from K = 1, then bisection, like :func:`needed`. More epochs
-    average away each item's sampling noise but not the items' own spread, so some designs never
-    get there; the K = 1 gate (exact McNemar) differs from the K > 1 one (sign-flip over items),
-    so the search reports the first K of the doubling that reaches power and bisects below it."""
+    None above ``cap``. The search of :func:`needed`, from K = 1. More epochs average away each
+    item's sampling noise but not the items' own spread, so some designs never get there; the
+    K = 1 gate (exact McNemar) differs from the K > 1 one (sign-flip over items), so the search
+    reports the first K of the doubling that reaches power and bisects below it."""
     if design.estimand == "families" and fam.smallest_p(design.n_families) > design.alpha:
         return None
-
-    def ok(k: int) -> bool:
-        return power(replace(design, epochs=k), effect, sims, seed) >= target_power
-
-    hi = 1
-    while not ok(hi):
-        if hi >= cap:
-            return None
-        hi = min(cap, hi * 2)
-    lo = hi // 2
-    if lo == 0:
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return smallest_size(
+        lambda k: power(replace(design, epochs=k), effect, sims, seed) >= target_power, 1, cap
+    )
 
 
 def mc_error(p: float, sims: int) -> float:
