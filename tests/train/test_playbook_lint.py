@@ -85,3 +85,39 @@ def test_claiming_success_is_refused() -> None:
     ]:
         assert "claim_success" in rules(text), text
     assert rules("Check that the refund succeeded before you submit.") == []
+
+
+def test_the_playbook_lint_and_the_worked_example_lint_hold_one_rule_of_a_leak() -> None:
+    """`secret_pieces` decides for both lints what of an answer counts as leaked: a train answer
+    in a playbook entry (`answer`) and a held-out answer in a worked example (`held_out`)."""
+    from workgym.core.tasks import SplitSpec, TaskSet
+    from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
+    from workgym.train.playbook.bootstrap.examples import WorkedExample
+    from workgym.train.playbook.leak_lint import secret_pieces
+
+    assert secret_pieces("QX-4821") == {("qx-4821",)}
+    assert secret_pieces("yes") == set() and secret_pieces("ab") == set()
+    assert secret_pieces("the north warehouse by the river") == {
+        ("the", "north", "warehouse", "by"),
+        ("north", "warehouse", "by", "the"),
+        ("warehouse", "by", "the", "river"),
+    }
+    verdicts = []
+    for answer, text in [
+        ("QX-4821", "Use code QX-4821."),
+        ("yes", "Answer yes when unsure."),
+        ("the north warehouse by the river", "Send to the north warehouse by the river."),
+        ("the north warehouse by the river", "Send it north."),
+    ]:
+        held = Task(id="held", family="held/f", prompt="Where?", answer=answer)
+        train = Task(id="train", family="train/f", prompt="Ship it.", answer="done")
+        tasks = TaskSet(
+            [held, train], split_spec=SplitSpec(overrides={"held/f": "dev", "train/f": "train"})
+        )
+        as_train = "answer" in [f.rule for f in LeakLint([held]).check(text)]
+        ex = WorkedExample(task_id="train", family="train/f", episode="k/train/0", text=text)
+        lint = ExampleLint([train], HeldOut.of(tasks))
+        as_held_out = "held_out" in [f.rule for f in lint.check(ex)]
+        assert as_train == as_held_out, (answer, text)
+        verdicts.append(as_train)
+    assert verdicts == [True, False, True, False]

@@ -64,9 +64,38 @@ def answer_leaves(value: Any) -> list[str]:
     return _leaves(value)
 
 
-def is_common(word: str) -> bool:
-    """Too common a word to count as a leaked answer ("yes", "none", ...)."""
-    return word in _COMMON
+def secret_pieces(text: str, ngram: int = 4, min_chars: int = 3) -> set[tuple[str, ...]]:
+    """The pieces of an answer or id whose appearance counts as a leak: the whole of a short
+    one (one word of `min_chars`+ characters that is not a common word, or a few words of
+    `min_chars`+ characters together), every `ngram`-gram of a long one. The one rule of both
+    lints: this one (train answers) and the worked examples' (dev and test answers)."""
+    toks = words(text)
+    if not toks:
+        return set()
+    if len(toks) >= ngram:
+        return ngrams(toks, ngram)
+    if len(toks) == 1:
+        return {(toks[0],)} if len(toks[0]) >= min_chars and toks[0] not in _COMMON else set()
+    return {tuple(toks)} if len(" ".join(toks)) >= min_chars else set()
+
+
+def text_findings(text: str) -> list[LintFinding]:
+    """The rules on the text alone, whatever the tasks: `grader` and `claim_success`."""
+    findings: list[LintFinding] = []
+    match = _GRADER.search(text)
+    if match:
+        findings.append(
+            LintFinding(rule="grader", detail=f"names grading internals: {match.group(0)!r}")
+        )
+    match = _CLAIM.search(text)
+    if match:
+        findings.append(
+            LintFinding(
+                rule="claim_success",
+                detail=f"tells the agent to claim success: {match.group(0)!r}",
+            )
+        )
+    return findings
 
 
 def _prompt_text(task: Task) -> str:
@@ -114,17 +143,11 @@ class LeakLint:
             self._prompts.append((task.family, _prompt_text(task).lower()))
 
     def _add_secret(self, text: str) -> None:
-        toks = words(text)
-        if not toks:
-            return
-        if len(toks) >= self.ngram:
-            self.secret_grams[self.ngram] |= ngrams(toks, self.ngram)
-        elif len(toks) == 1:
-            tok = toks[0]
-            if len(tok) >= self.min_chars and tok not in _COMMON:
-                self.secret_tokens.add(tok)
-        elif len(" ".join(toks)) >= self.min_chars:
-            self.secret_grams[len(toks)].add(tuple(toks))
+        for piece in secret_pieces(text, self.ngram, self.min_chars):
+            if len(piece) == 1:
+                self.secret_tokens.add(piece[0])
+            else:
+                self.secret_grams[len(piece)].add(piece)
 
     def families_with(self, constant: str) -> set[str]:
         needle = constant.lower()
@@ -150,20 +173,7 @@ class LeakLint:
                     rule="one_task_constant", detail=f"seen in one task family only: {where}"
                 )
             )
-        match = _GRADER.search(text)
-        if match:
-            findings.append(
-                LintFinding(rule="grader", detail=f"names grading internals: {match.group(0)!r}")
-            )
-        match = _CLAIM.search(text)
-        if match:
-            findings.append(
-                LintFinding(
-                    rule="claim_success",
-                    detail=f"tells the agent to claim success: {match.group(0)!r}",
-                )
-            )
-        return findings
+        return findings + text_findings(text)
 
     def describe(self) -> dict[str, int]:
         grams = sum(len(g) for g in self.secret_grams.values())

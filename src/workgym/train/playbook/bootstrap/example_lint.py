@@ -5,7 +5,8 @@ against train answers cannot apply; the rules here are the ones that still can:
 
 - `outside_train`: the example's task is not a train task of this environment (a dev or test
   task, or one the environment does not have);
-- `held_out`: the text shares a word or word n-gram with a dev or test answer or task id;
+- `held_out`: the text shares a piece of a dev or test answer or task id (`secret_pieces`, the
+  rule `leak_lint` applies to train answers);
 - `grader`, `claim_success`: as in `leak_lint`.
 
 Training code never holds the test split (`rollouts.sealed_view`), so the test answers and ids
@@ -22,31 +23,18 @@ from pydantic import BaseModel, ConfigDict
 
 from workgym.core.tasks import SplitSpec, Task, TaskSet
 from workgym.train.playbook.bootstrap.examples import WorkedExample
-from workgym.train.playbook.leak_lint import LeakLint, LintFinding, answer_leaves, is_common
+from workgym.train.playbook.leak_lint import (
+    LintFinding,
+    answer_leaves,
+    secret_pieces,
+    text_findings,
+)
 from workgym.train.playbook.scoring import prompt_text
 from workgym.train.playbook.text import ngrams, words
-
-TEXT_RULES = ("grader", "claim_success")
-NGRAM = 4
-MIN_CHARS = 3
 
 
 def _digest(gram: tuple[str, ...]) -> str:
     return hashlib.sha256(" ".join(gram).encode()).hexdigest()[:20]
-
-
-def _secret_grams(text: str) -> set[tuple[str, ...]]:
-    """The pieces of an answer or id that count as a leak: the whole of a short one (a single
-    word of 3+ characters that is not a common word), every 4-gram of a long one."""
-    toks = words(text)
-    if not toks:
-        return set()
-    if len(toks) >= NGRAM:
-        return ngrams(toks, NGRAM)
-    if len(toks) == 1:
-        tok = toks[0]
-        return {(tok,)} if len(tok) >= MIN_CHARS and not is_common(tok) else set()
-    return {tuple(toks)} if len(" ".join(toks)) >= MIN_CHARS else set()
 
 
 class HeldOut(BaseModel):
@@ -70,9 +58,9 @@ class HeldOut(BaseModel):
             if tasks.split_of(task) == "train":
                 seen += [task.id, prompt_text(task), *answer_leaves(task.answer)]
                 continue
-            grams |= _secret_grams(task.id)
+            grams |= secret_pieces(task.id)
             for leaf in answer_leaves(task.answer):
-                grams |= _secret_grams(leaf)
+                grams |= secret_pieces(leaf)
         sizes = {len(g) for g in grams}
         grams -= {g for text in seen for n in sizes for g in ngrams(words(text), n)}
         return cls(
@@ -93,7 +81,6 @@ class ExampleLint:
     def __init__(self, train: Iterable[Task], held_out: HeldOut) -> None:
         self.train = {t.id: t for t in train}
         self.held_out = held_out
-        self.text_rules = LeakLint(())  # no tasks: only its rules on the text itself fire
 
     def check(self, example: WorkedExample) -> list[LintFinding]:
         findings: list[LintFinding] = []
@@ -120,5 +107,4 @@ class ExampleLint:
                     detail=f"shares text with a dev or test answer or task id: {shared[:3]}",
                 )
             )
-        findings += [f for f in self.text_rules.check(example.text) if f.rule in TEXT_RULES]
-        return findings
+        return findings + text_findings(example.text)
