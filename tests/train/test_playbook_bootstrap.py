@@ -30,12 +30,7 @@ from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.examples import WorkedExample, render, verified
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
-from workgym.train.playbook.bootstrap.subset_search import (
-    Scores,
-    greedy,
-    paired,
-    random_subsets,
-)
+from workgym.train.playbook.bootstrap.subset_search import Scores, gate, greedy, random_subsets
 from workgym.train.playbook.scoring import derive_seed
 
 ENV = ToyExamples()
@@ -263,9 +258,15 @@ def test_greedy_adds_only_what_passes_the_gate_and_prefers_the_shorter_tie() -> 
     assert none.examples == () and none.reward == 0.0
 
 
-def test_paired_difference_and_its_standard_error() -> None:
-    diff, se = paired([1, 1, 0, 0], [0, 0, 0, 0])
-    assert diff == 0.5 and se == pytest.approx((1 / 3) ** 0.5 / 2)
+def test_the_search_gate_is_the_paired_t_test_of_gate_b() -> None:
+    """Mean paired difference and its standard error, from `stats.paired_t_test`; the search's
+    margins decide."""
+    up = Scores([1, 1, 0, 0], [1, 1, 0, 0])
+    none = Scores([0, 0, 0, 0], [0, 0, 0, 0])
+    g = gate(up, none, BootstrapConfig())
+    assert g.diff == 0.5 and g.se == pytest.approx((1 / 3) ** 0.5 / 2) and g.passed
+    assert not gate(up, none, BootstrapConfig(se_multiple=2.0)).passed  # 0.5 < 2 x 0.289
+    assert not gate(up, none, BootstrapConfig(min_gain=0.5)).passed
 
 
 # -- a model endpoint ---------------------------------------------------------------------------

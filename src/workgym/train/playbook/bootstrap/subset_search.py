@@ -9,25 +9,25 @@ Two searches, after DSPy's BootstrapFewShot family (facts, not code, carried ove
   order, and `subsets` random subsets (sizes 1..max_examples, drawn from the run seed); the best
   scoring set is kept only if it passes the gate against the empty set.
 
-The gate is gate B's rule: the mean paired per-task difference must exceed `se_multiple` paired
-standard errors and `min_gain`, and gate B's audit condition (`gate.audit_check`) holds: the audit
-reward, in which flagged episodes earn nothing, must rise too, so a set whose dev gain comes only
-from flagged episodes is refused. Sets rank by that audit reward first, so a set lifted by flagged
-episodes does not take a round from a clean one (decision 0150); then by reward, and ties go to
-fewer playbook tokens. Scores are per-task
+The gate is gate B's rule: the mean paired per-task difference (`stats.paired_t_test`, as in gate
+B) must exceed `se_multiple` paired standard errors and `min_gain`, and gate B's audit condition
+(`gate.audit_check`) holds: the audit reward, in which flagged episodes earn nothing, must rise
+too, so a set whose dev gain comes only from flagged episodes is refused. Sets rank by that audit
+reward first, so a set lifted by flagged episodes does not take a round from a clean one
+(decision 0150); then by reward, and ties go to fewer playbook tokens. Scores are per-task
 mean rewards on the same dev tasks and seeds for every set, so two sets are compared pairwise.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from statistics import fmean, stdev
+from statistics import fmean
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from workgym.stats.tests import paired_t_test
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.examples import WorkedExample
 from workgym.train.playbook.gate import audit_check
@@ -73,13 +73,6 @@ class Chosen(BaseModel):
     steps: tuple[Step, ...]
 
 
-def paired(candidate: Sequence[float], current: Sequence[float]) -> tuple[float, float]:
-    """Mean paired difference and its standard error (0 with fewer than two tasks)."""
-    diffs = [a - b for a, b in zip(candidate, current, strict=True)]
-    se = stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else 0.0
-    return fmean(diffs), se
-
-
 class Gated(NamedTuple):
     diff: float
     se: float
@@ -90,7 +83,8 @@ class Gated(NamedTuple):
 
 def gate(candidate: Scores, current: Scores, cfg: BootstrapConfig) -> Gated:
     """Gate B's rule with the search's margins (`se_multiple`, `min_gain`) and its audit check."""
-    diff, se = paired(candidate.reward, current.reward)
+    test = paired_t_test(candidate.reward, current.reward, alternative="two-sided")
+    diff, se = test.diff, test.se
     rose = diff > cfg.min_gain and diff > cfg.se_multiple * se + 1e-12
     audit_diff, flagged = audit_check(rose, candidate.audit, current.audit)
     return Gated(diff, se, audit_diff, flagged, rose and not flagged)
