@@ -276,3 +276,32 @@ def test_recompute_names_a_run_whose_reviews_changed(tmp_path: Path, job_check: 
         fh.write(review.model_dump_json() + "\n")
     _, same, changed = recompute(path)
     assert not same and changed == [f"{run} reviews (candidate on {JOB})"]
+
+
+def test_the_certificate_reads_episodes_with_the_run_directorys_one_reader(
+    tmp_path: Path,
+) -> None:
+    """`read_arm` reads episodes.jsonl through `run.rundir.numbered_records`, as `RunDir` does:
+    the same records, and a corrupt line is the same one-line error from both."""
+    from workgym.certify.comparison import read_arm
+    from workgym.core.errors import ConfigError
+    from workgym.envs.toy.env import ToyShop
+    from workgym.run.rundir import RunDir, read_spec
+
+    out = tmp_path / "r"
+    run = wg.eval(ToyShop(), "scripted/oracle", split="dev", out=out, progress=False)
+    items = [(e.task_id, e.family) for e in run.episodes()]
+    scores, _ = read_arm(out, items, 1)
+    assert sorted(scores) == sorted(r["task_id"] for r in RunDir(out, read_spec(out)).records())
+    with (out / "episodes.jsonl").open("a") as fh:
+        fh.write("{not json\n")
+    messages = []
+    for read in (
+        lambda: read_arm(out, items, 1),
+        lambda: list(RunDir(out, read_spec(out)).records()),
+    ):
+        with pytest.raises(ConfigError) as err:
+            read()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "\n" not in messages[0]
+    assert f"episodes.jsonl:{len(items) + 1} is corrupt" in messages[0]

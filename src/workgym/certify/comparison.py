@@ -9,7 +9,6 @@ by task family, the unit of the split.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -30,10 +29,9 @@ from workgym.certify.schema import (
     finite,
 )
 from workgym.core import datafiles
-from workgym.core.episode import upgrade_record
 from workgym.core.errors import ConfigError
 from workgym.guards.review import REVIEWS, counted, read_reviews
-from workgym.run.rundir import EPISODES, superseded_lines
+from workgym.run.rundir import EPISODES, numbered_records
 from workgym.stats import families as families_stats
 from workgym.stats import proportions
 from workgym.stats import results as stats_results
@@ -66,25 +64,14 @@ def episodes_digest(run: Path) -> tuple[str, int]:
 
 def _records(run: Path) -> dict[tuple[str, int], dict[str, Any]]:
     out: dict[tuple[str, int], dict[str, Any]] = {}
-    replaced = superseded_lines(run)  # lines --retry-errors replaced: the later line counts
-    with datafiles.open_text(run / EPISODES) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip() or lineno in replaced:
-                continue
-            try:
-                record = upgrade_record(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ConfigError(
-                    f"{run / EPISODES}:{lineno} is corrupt ({exc.msg}); move that line out "
-                    "and resume the run"
-                ) from exc
-            key = (str(record["task_id"]), int(record["epoch"]))
-            if key in out:
-                raise ConfigError(
-                    f"{run / EPISODES}: task {key[0]} epoch {key[1]} appears twice; a run "
-                    "directory must hold one episode per (task, epoch)"
-                )
-            out[key] = record
+    for _, record in numbered_records(run):  # lines --retry-errors replaced: the later counts
+        key = (str(record["task_id"]), int(record["epoch"]))
+        if key in out:
+            raise ConfigError(
+                f"{run / EPISODES}: task {key[0]} epoch {key[1]} appears twice; a run "
+                "directory must hold one episode per (task, epoch)"
+            )
+        out[key] = record
     return out
 
 

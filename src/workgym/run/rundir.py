@@ -246,22 +246,7 @@ class RunDir:
 
     def numbered(self, *, superseded: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
         """(line number, record) of every current line, or of every line with `superseded`."""
-        path = self.episodes_path
-        if not datafiles.present(path):
-            return
-        skip = set() if superseded else superseded_lines(self.path)
-        with datafiles.open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip() or lineno in skip:
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(
-                        f"{path}:{lineno} is corrupt ({exc.msg}); move that line out of the "
-                        "file (the episode will run again on resume)"
-                    ) from exc
-                yield lineno, upgrade_record(record)  # lines from before decision 0120, too
+        return numbered_records(self.path, superseded=superseded)
 
     def errored(self) -> dict[tuple[str, int], int]:
         """Current lines that ended in an error (provider or infrastructure: an agent's own
@@ -301,6 +286,32 @@ class RunDir:
     def duckdb(self) -> Any:
         """A DuckDB connection with views `episodes` (raw) and `episode_scores` (flat)."""
         return connect_runs([self.path])
+
+
+def numbered_records(
+    run: str | Path, *, superseded: bool = False
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of every current line of RUN/episodes.jsonl (lines --retry-errors
+    replaced skipped), or of every line with `superseded`; nothing when there is no file. Lines
+    from before decision 0120 come back in the current shape; a corrupt line is an error. The
+    one reader of the file: `RunDir` and the certificate's `comparison` both use it."""
+    root = Path(run)
+    path = root / EPISODES
+    if not datafiles.present(path):
+        return
+    skip = set() if superseded else superseded_lines(root)
+    with datafiles.open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip() or lineno in skip:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(
+                    f"{path}:{lineno} is corrupt ({exc.msg}); move that line out of the "
+                    "file (the episode will run again on resume)"
+                ) from exc
+            yield lineno, upgrade_record(record)
 
 
 def read_spec(path: str | Path) -> RunSpec:
