@@ -93,6 +93,26 @@ def test_the_viewer_places_an_old_records_flags() -> None:
     assert view["at"] == line["flag_sites"] and view["why"] == line["flag_details"]
 
 
+def test_the_episode_page_reads_a_records_audit_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`flag_view` upgrades the record once for its sites and details, and `findings` reuses the
+    view the page already built instead of building it again."""
+    from workgym.apps.viewer import episode_view
+
+    calls: list[int] = []
+
+    def counting(record: dict[str, Any]) -> dict[str, Any]:
+        calls.append(1)
+        return upgrade_record(record)
+
+    monkeypatch.setattr(episode_view, "upgrade_record", counting)
+    line = raw_lines(TOKENS_RUN)[0]
+    steps = build_steps(line)
+    view = flag_view(line, steps)
+    assert len(calls) == 1 and view["at"] == line["flag_sites"]
+    found = episode_view.findings(line, {}, steps, view)
+    assert len(calls) == 1 and any(f["text"].startswith("audit flags:") for f in found)
+
+
 def _paths(x: Any, prefix: str = "") -> dict[str, Any]:
     """Every leaf of a JSON value by its path (`task.gain.lower`)."""
     if isinstance(x, dict):

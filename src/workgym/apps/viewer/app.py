@@ -219,12 +219,13 @@ def create_app(root: str | Path, *, allowed_hosts: set[str] | None = None) -> Fa
         steps = build_steps(record)
         gt = truth.task(path, task_id)
         history = read_reviews(path, task_id, epoch)
+        flags = flag_view(record, steps)
         return {
             "run": run,
             "record": record,
             "steps": steps,
-            "flags": flag_view(record, steps),
-            "findings": findings(record, gt, steps),
+            "flags": flags,
+            "findings": findings(record, gt, steps, flags),
             "truth": gt,
             "reviews": {"latest": latest_by_flag(history), "history": history},
         }

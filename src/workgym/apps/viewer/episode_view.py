@@ -81,17 +81,13 @@ def build_steps(record: dict[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
-def _audit(record: dict[str, Any]) -> dict[str, Any]:
-    """The audit's part of a raw record (`AuditRecord` as stored), whichever shape it has."""
-    audit = upgrade_record(record).get("audit")
-    return audit if isinstance(audit, dict) else {}
-
-
-def _placements(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, list[int]]:
+def _placements(
+    record: dict[str, Any], audit: dict[str, Any], steps: list[dict[str, Any]]
+) -> dict[str, list[int]]:
     """flag -> message indexes where it was raised: the audit's sites, plus any sites a
     verifier recorded in its evidence (by message index, call id or step number)."""
     found: dict[str, list[int]] = {}
-    sites = _audit(record).get("sites")
+    sites = audit.get("sites")
     if isinstance(sites, dict):
         for flag, where in sites.items():
             if isinstance(where, list):
@@ -122,8 +118,10 @@ def flag_view(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, 
     """All flags of the episode, where each one sits in the transcript, and why it was raised,
     as far as the audit recorded these."""
     names = episode_flags(record)
-    placed = _placements(record, steps)
-    details = _audit(record).get("details")
+    audit = upgrade_record(record).get("audit")  # once: an old line keeps its flags flat
+    audit = audit if isinstance(audit, dict) else {}
+    placed = _placements(record, audit, steps)
+    details = audit.get("details")
     why = details if isinstance(details, dict) else {}
     return {
         "names": names,
@@ -164,12 +162,16 @@ def _where_seen(value: Any, steps: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def findings(
-    record: dict[str, Any], truth: dict[str, Any], steps: list[dict[str, Any]]
+    record: dict[str, Any],
+    truth: dict[str, Any],
+    steps: list[dict[str, Any]],
+    flags: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The causes a reader needs first, most decisive first: each {"kind", "text", "at"?}.
 
     `at` is a message index to jump to. Everything here is a plain fact read off the record; the
-    reader draws the conclusion.
+    reader draws the conclusion. `flags` is the record's `flag_view` when the caller has it
+    already (the episode page does), so the record is not read for it twice.
     """
     out: list[dict[str, Any]] = []
     verdict = record.get("verdict") or {}
@@ -237,7 +239,7 @@ def findings(
                 "at": step["index"],
             }
         )
-    flags = flag_view(record, steps)
+    flags = flags if flags is not None else flag_view(record, steps)
     if flags["names"]:
         step_of = {s["index"]: s["step"] for s in steps}
         placed: dict[str, list[int]] = flags["at"]
