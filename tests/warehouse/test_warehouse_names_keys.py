@@ -86,6 +86,16 @@ def test_abbreviations_expand_only_where_the_data_spells_them_out() -> None:
         "customer demographics"
     )
     assert column_words(table, "ss_ext_price") == "extended price"
+    batting = TableCard(
+        name="Batting",
+        rows=10,
+        source_rows=10,
+        columns=[_col("playerID"), _col("HBP"), _col("yearID"), _col("CUSTOMER_NAME")],
+    )
+    # capitals of an abbreviation are kept; a common word (id) and an upper-case style are not
+    assert column_words(batting, "HBP") == "HBP"
+    assert column_words(batting, "playerID") == "player id"
+    assert column_words(batting, "CUSTOMER_NAME") == "customer name"
 
 
 def test_nycflights13_names_and_prose_without_raw_identifiers(nyc_card: SchemaCard) -> None:

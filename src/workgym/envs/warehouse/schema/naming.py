@@ -213,10 +213,23 @@ def column_words(
     if len(parts) > 1 and parts[-1] == "sk":
         parts = parts[:-1]
     evidence = [t for t in (reference, col.comment if col else None, table.comment) if t]
+    capitals = _acronyms(column)
     out: list[str] = []
     for word in parts:
-        out.append(_calendar(word, col) or expansion(word, evidence) or word)
+        shown = word.upper() if word in capitals else word
+        out.append(_calendar(word, col) or expansion(word, evidence) or shown)
     return " ".join(out) if out else column
+
+
+def _acronyms(name: str) -> set[str]:
+    """Words the identifier writes in capitals (`HBP`, `RBI`, `yearID`'s ID... but not a
+    common word such as `id`): printed in capitals, so an unexpanded abbreviation reads as one
+    rather than as a lower-cased column name ("HBP", not "hbp"). An all-capitals identifier
+    with underscores (`CUSTOMER_NAME`) is a naming style, not acronyms."""
+    if "_" in name.strip("_") and name.isupper():
+        return set()
+    runs = re.findall(r"[A-Z]{2,5}(?![a-z])", name)
+    return {r.lower() for r in runs if count(r) < NEVER_EXPAND}
 
 
 def table_words(name: str, known: Iterable[str] = ()) -> str:
