@@ -272,4 +272,4 @@ def test_a_table_with_two_dates_says_which_one_times_a_question(tmp_path: Path) 
     for t in f4:
         assert "Dates are orders.o_" in t.prompt, t.prompt
     for t in f9:
-        assert "Each orders row's time is orders.o_" in t.prompt, t.prompt
+        assert "Each order's time is orders.o_" in t.prompt, t.prompt

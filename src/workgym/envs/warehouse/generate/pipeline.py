@@ -193,7 +193,7 @@ def _generate_into(out: Path, options: GenerateOptions, progress: bool) -> Gener
             ctx = Context(card=card, lexicon=lexicon, rng=rng, lookup=runner.rows)
             chosen, reports = select_tasks(ctx, runner, options.tasks - n9, bar)
         timings["families"] = time.perf_counter() - t0
-        drafted = _phrase(chosen, rng)
+        drafted = _phrase(chosen, rng, lexicon)
         leaks = [d for d in drafted if answer_leak(d) is not None]
         drafted = [d for d in drafted if answer_leak(d) is None]
         skipped = list(manifest.issues) + ctx.skipped
@@ -290,8 +290,9 @@ def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
     return fn(*args), time.perf_counter() - t0
 
 
-def _phrase(chosen: list[Checked], rng: random.Random) -> list[Task]:
-    """Tasks without suites yet: template chosen per family in rotation from a seeded offset."""
+def _phrase(chosen: list[Checked], rng: random.Random, lexicon: Lexicon) -> list[Task]:
+    """Tasks without suites yet: template chosen per family in rotation from a seeded offset;
+    raw identifiers in the prose put in words (`Lexicon.naturalize`; F8 asks for a column)."""
     counters: dict[str, int] = {}
     offsets: dict[str, int] = {}
     tasks = []
@@ -310,7 +311,12 @@ def _phrase(chosen: list[Checked], rng: random.Random) -> list[Task]:
             phrase=d.answer_phrase,
             may_be_empty=d.may_be_empty,
         )
-        prompt = compose(render(d.family, index, d.slots), d.clauses, instruction)
+        question, clauses = render(d.family, index, d.slots), list(d.clauses)
+        if d.family != "F8":
+            question = lexicon.naturalize(question, d.tables)
+            clauses = [lexicon.naturalize(c, d.tables) for c in clauses]
+            instruction = lexicon.naturalize(instruction, d.tables, qualify=True)
+        prompt = compose(question, clauses, instruction)
         spec = AnswerSpec(
             kind=d.kind,
             decimals=d.decimals if d.kind == "number" else None,

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from workgym.envs.warehouse.generate.families.draft import CardView
+from workgym.envs.warehouse.generate.phrasing import Lexicon, article
 from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_text_date, versioned_columns
 from workgym.envs.warehouse.source.duck import qi, ql
@@ -332,7 +333,6 @@ class MetricWords:
     """Labels for metrics, from the warehouse lexicon (column words and units)."""
 
     def __init__(self, card: SchemaCard) -> None:
-        from workgym.envs.warehouse.generate.phrasing import Lexicon
 
         self.lex = Lexicon(card)
 
@@ -353,14 +353,14 @@ class MetricWords:
     def joined_count(self, frame: Frame, j: Join) -> str:
         return (
             f"the number of {self.lex.rows(frame.fact)} whose {frame.fact}.{j.fact_column} "
-            f"matches a row of {j.dim} ({j.dim}.{j.dim_column})"
+            f"matches {article(self.lex.row(j.dim))} ({j.dim}.{j.dim_column})"
         )
 
     def joined_sum(self, frame: Frame, j: Join, column: str) -> str:
         what = self.lex.column_with_unit(j.dim, column)
         return (
-            f"the total {what} over {self.lex.rows(frame.fact)}, taking each row's {j.dim} "
-            f"record through {frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column} "
+            f"the total {what} over {self.lex.rows(frame.fact)}, taking each row's "
+            f"{self.lex.row(j.dim)} through {frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column} "
             "(rows without a match count 0)"
         )
 

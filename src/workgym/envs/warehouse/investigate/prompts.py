@@ -4,13 +4,16 @@ Every form states the metric exactly (what is counted, summed or averaged, over 
 both periods as half-open UTC intervals, and both values, then the same answer clause: the cause
 vocabulary with one line per type, the predicate and window conventions, and the rule that a
 conclusion names exactly one cause. Planted and unplanted tasks read alike; the prompt never says
-whether anything was planted. Templates are numbered `F9.t<i>`; the split holds some out.
+whether anything was planted. Tables are named by their rows in the prose ("web sales"); the raw
+name appears only as a definition (`web_sales`, web_sales.ws_sold_date_sk) where the predicate
+and the time column are defined. Templates are numbered `F9.t<i>`; the split holds some out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
+from workgym.envs.warehouse.generate.phrasing import row_nouns
 from workgym.envs.warehouse.investigate.frame import Frame
 from workgym.envs.warehouse.investigate.vocab import NORMAL
 
@@ -18,10 +21,10 @@ TEMPLATES = [
     "Our dashboard shows {metric} at {vw} for the {period} {w0} to {w1}, against {vb} for the "
     "{period} before ({b0} to {b1}). Find out why it changed.",
     "Alert: {metric} moved from {vb} ({b0} to {b1}) to {vw} ({w0} to {w1}), a change of "
-    "{pct}. Investigate the {table} data and explain the change.",
+    "{pct}. Investigate the {rows} data and explain the change.",
     "A stakeholder asks why {metric} is {vw} for {w0} to {w1} when it was {vb} the {period} "
     "before ({b0} to {b1}). Diagnose what happened, or tell them it is ordinary variation.",
-    "Period-over-period check on {table}: {metric} went from {vb} to {vw} between the {period} "
+    "Period-over-period check on {rows}: {metric} went from {vb} to {vw} between the {period} "
     "starting {b0} and the {period} starting {w0} (each runs to the next one's start). Is there "
     "a specific cause?",
 ]
@@ -45,7 +48,7 @@ Times are UTC; periods are half-open [start, end). Submit one conclusion with su
 "window": [start, end], "direction": "up" or "down", "magnitude": relative change (e.g. -0.2),
 "evidence": [{{"sql": a query you ran, "value": a number it returned}}], "prose": "..."}}.
 cause_type is one of: {causes}.
-The predicate selects the affected rows of {table} (conditions are AND-ed; columns of {table},
+The predicate selects the affected rows of `{table}` (conditions are AND-ed; columns of `{table}`,
 or table.column of a table its foreign keys reference); the window is when the cause acted
 (ISO 8601). Name exactly one cause. If nothing specific caused the change, answer cause_type
 "{normal}" with an empty predicate, an empty window and direction "none". Cite at least one
@@ -54,12 +57,11 @@ query you ran as evidence; every query is re-run and its number checked."""
 
 def clock_of(frame: Frame) -> str:
     """Which column puts a row in a period, in words."""
+    row = row_nouns(frame.fact)[0]
     if frame.time_dim is not None or frame.time_anchor is not None:
-        dim = frame.time_dim or "its date dimension"
-        return (
-            f"Each {frame.fact} row's time is the date its {frame.time_column} refers to in {dim}."
-        )
-    return f"Each {frame.fact} row's time is {frame.fact}.{frame.time_column}."
+        dim = f"`{frame.time_dim}`" if frame.time_dim else "its date dimension"
+        return f"Each {row}'s time is the date {frame.fact}.{frame.time_column} refers to in {dim}."
+    return f"Each {row}'s time is {frame.fact}.{frame.time_column}."
 
 
 def fmt_time(value: dt.datetime) -> str:
@@ -101,7 +103,7 @@ def render(
     vb, vw = values
     body = TEMPLATES[index].format(
         metric=metric,
-        table=table,
+        rows=row_nouns(table)[1],
         period=period,
         b0=fmt_time(baseline[0]),
         b1=fmt_time(baseline[1]),

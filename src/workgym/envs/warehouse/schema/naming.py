@@ -1,0 +1,278 @@
+"""Natural names: a table or column identifier as the words a person would write (issue 40).
+
+Questions are read by people and by models that should not be able to lean on the schema's
+spelling, so a name is printed as words:
+- snake_case, camelCase and digits are split (`dep_delay`, `schedDepTime`, `lgID`);
+- a glued lower-case word is split with a word-frequency dictionary (`orderdate` -> order date,
+  `tailnum` -> tail num), offline: the unigram counts of `wordsegment` (Apache-2.0, decision
+  0140). A split is taken only when every part is a frequent word (or a word the schema itself
+  uses) and the whole is not itself a common word (`birthday`, `ordered` stay whole);
+- a prefix shared by every column of a table (`ss_`, `d_`) is the schema's convention and is
+  dropped, and so are the `dim` / `fact` words of a table name (`date_dim` rows are dates);
+- an abbreviation is expanded only when the data supports the reading, never by guessing:
+  1. the column's comment, then its table's comment, spells it out (`dep` with "Departure
+     delay" -> departure; `tzone` with "IANA time zone" -> time zone; `dewp` with "Dewpoint");
+  2. a reference names it: a foreign key column reads its word as the referenced table's
+     (`ss_cdemo_sk` -> customer demographics, `sr_addr_sk` -> customer address);
+  3. the values agree with a calendar abbreviation (`d_moy` in 1..12 -> month of year);
+  anything else is kept as the column spells it (TPC-DS `cd_dep_count` -> "dep count": it
+  counts dependents, not departures, and nothing in the data says so).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
+
+MIN_PART_COUNT = 1_000_000  # web-corpus count a part of a glued word needs (`visi` has 172k)
+COMMON_WORD = 1_000_000  # a whole word at least this frequent is a word, not two glued ones
+NEVER_EXPAND = 100_000_000  # words this common (day, time, name) are words, not abbreviations
+GLUE_MIN_LENGTH = 6  # shorter lower-case tokens are not split (dest, temp, faa)
+SHORT_PARTS = frozenset({"of", "by", "to", "in", "on", "at", "id", "no", "per"})
+TABLE_CONVENTION_WORDS = frozenset({"dim", "fact", "tbl"})
+# Calendar abbreviations, each accepted only when the column's values lie in the range.
+CALENDAR_ABBREVIATIONS: dict[str, tuple[str, int, int]] = {
+    "moy": ("month of year", 1, 12),
+    "dom": ("day of month", 1, 31),
+    "qoy": ("quarter of year", 1, 4),
+    "dow": ("day of week", 0, 7),
+    "doy": ("day of year", 1, 366),
+    "woy": ("week of year", 1, 53),
+}
+KEY_WORDS = frozenset({"sk", "key", "id"})
+
+
+@functools.cache
+def _unigrams() -> Mapping[str, float]:
+    """The dictionary: 333k English words with their web-corpus counts (loaded once, ~0.5 s)."""
+    try:
+        import wordsegment
+    except ImportError as err:  # pragma: no cover - the warehouse extra installs it
+        raise ImportError(
+            "natural names need the word dictionary: pip install 'workgym[warehouse]'"
+        ) from err
+    # The unigram file only: its segmenter's bigrams (another 258k pairs) are not used here.
+    counts: dict[str, float] = wordsegment.Segmenter.parse(wordsegment.Segmenter.UNIGRAMS_FILENAME)
+    return counts
+
+
+def count(word: str) -> float:
+    """The word's count in the dictionary (0 when unknown)."""
+    return _unigrams().get(word.lower(), 0.0)
+
+
+def identifier_words(name: str) -> list[str]:
+    """snake_case, camelCase, acronyms and digits split, lower-cased; no dictionary yet."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
+    spaced = re.sub(r"([A-Za-z])([0-9])|([0-9])([A-Za-z])", _space_digits, spaced)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def _space_digits(m: re.Match[str]) -> str:
+    return " ".join(g for g in m.groups() if g)
+
+
+def unglue(token: str, known: Iterable[str] = (), *, whole: bool = False) -> list[str]:
+    """A glued lower-case word split into its parts (`orderdate` -> [order, date]), or kept.
+
+    Every part must be a frequent word, a short function word or a word in `known` (the
+    schema's own words); the fewest parts win, then the most frequent. A common whole word is
+    never split, unless `whole` asks for its parts anyway (`timezone` -> time, zone)."""
+    if len(token) < GLUE_MIN_LENGTH or not token.isalpha():
+        return [token]
+    if count(token) >= COMMON_WORD and not whole:
+        return [token]
+    schema_words = set(known)
+    n = len(token)
+    best: list[tuple[int, float, list[str]] | None] = [None] * (n + 1)
+    best[0] = (0, 0.0, [])
+    for end in range(1, n + 1):
+        for start in range(max(0, end - 20), end):
+            prev = best[start]
+            part = token[start:end]
+            if prev is None or part == token or not _valid_part(part, schema_words):
+                continue
+            score = (prev[0] + 1, prev[1] - math.log(count(part) + 1.0), [*prev[2], part])
+            current = best[end]
+            if current is None or score[:2] < current[:2]:
+                best[end] = score
+    found = best[n]
+    if found is None or found[0] < 2:
+        return [token]
+    return found[2]
+
+
+def _valid_part(part: str, schema_words: set[str]) -> bool:
+    if part in SHORT_PARTS or (len(part) >= 2 and part in schema_words):
+        return True
+    return len(part) >= 3 and count(part) >= MIN_PART_COUNT
+
+
+def split_words(name: str, known: Iterable[str] = ()) -> list[str]:
+    """An identifier's words: split by case and punctuation, then glued words unglued."""
+    schema_words = set(known)
+    return [p for w in identifier_words(name) for p in unglue(w, schema_words)]
+
+
+def expansion(word: str, evidence: Sequence[str]) -> str | None:
+    """The words `word` abbreviates in one of the `evidence` texts, first text first; None when
+    no text spells it out (or the word is itself written there, or is a very common word)."""
+    if len(word) < 2 or not word.isalpha() or count(word) >= NEVER_EXPAND:
+        return None
+    for text in evidence:
+        tokens = re.findall(r"[A-Za-z]+", text)
+        lowered = [t.lower() for t in tokens]
+        if word in lowered:  # the text uses the word itself: nothing to expand but its case
+            shown = tokens[lowered.index(word)]
+            return shown if len(shown) > 1 and shown.isupper() else None
+        for k in (1, 2, 3):
+            for i in range(len(tokens) - k + 1):
+                span = lowered[i : i + k]
+                if _abbreviates(word, span):
+                    return " ".join(_cased(t) for t in tokens[i : i + k])
+    return None
+
+
+def _abbreviates(word: str, span: list[str]) -> bool:
+    if len(span) == 1:
+        full = span[0]
+        if len(full) < len(word) + 2 or full[0] != word[0]:
+            return False
+        if len(word) == 2:
+            return _initials_inside(word, full)
+        return full.startswith(word) or _subsequence(word, full)
+    return _prefix_partition(word, span)
+
+
+def _initials_inside(word: str, full: str) -> bool:
+    """`tz` of `timezone`: the letters start the dictionary parts of the word."""
+    parts = unglue(full, whole=True)
+    return len(parts) == len(word) and all(p[0] == c for p, c in zip(parts, word, strict=True))
+
+
+def _subsequence(word: str, full: str) -> bool:
+    it = iter(full)
+    return all(c in it for c in word)
+
+
+def _prefix_partition(word: str, span: list[str]) -> bool:
+    """`dst` of "daylight savings time", `tzone` of "time zone": consecutive prefixes."""
+    if not span:
+        return word == ""
+    head, rest = span[0], span[1:]
+    for cut in range(1, min(len(word), len(head)) + 1):
+        if head.startswith(word[:cut]) and (
+            _prefix_partition(word[cut:], rest) if rest else cut == len(word)
+        ):
+            return True
+    return False
+
+
+def _cased(token: str) -> str:
+    """Acronyms keep their capitals (FAA, IANA); other words are lower-cased."""
+    return token if len(token) > 1 and token.isupper() else token.lower()
+
+
+def stem(table: TableCard, column: str) -> str:
+    """Column name without a prefix shared by every column of its table (l_, ps_, ...)."""
+    m = re.match(r"^([a-z]{1,3}_)", column.lower())
+    if m and len(table.columns) > 1 and all(c.name.lower().startswith(m[1]) for c in table.columns):
+        return column.lower()[len(m[1]) :]
+    return column.lower()
+
+
+def _calendar(word: str, col: ColumnCard | None) -> str | None:
+    reading = CALENDAR_ABBREVIATIONS.get(word)
+    if reading is None or col is None:
+        return None
+    low, high = col.min, col.max
+    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high))
+    if ok and reading[1] <= int(low) and int(high) <= reading[2]:  # type: ignore[arg-type]
+        return reading[0]
+    return None
+
+
+def column_words(
+    table: TableCard,
+    column: str,
+    *,
+    known: Iterable[str] = (),
+    reference: str | None = None,
+) -> str:
+    """A column's name in words: its table prefix dropped, glued words split, a trailing
+    surrogate-key word dropped (`sold_date_sk` reads "sold date"), and each abbreviation
+    expanded only from the column's comment, its table's comment or, for a reference, the
+    referenced table's name (`reference`, already in words)."""
+    col = next((c for c in table.columns if c.name == column), None)
+    parts = split_words(stem(table, column), known)
+    if len(parts) > 1 and parts[-1] == "sk":
+        parts = parts[:-1]
+    evidence = [t for t in (reference, col.comment if col else None, table.comment) if t]
+    capitals = _acronyms(column)
+    out: list[str] = []
+    for word in parts:
+        shown = word.upper() if word in capitals else word
+        out.append(_calendar(word, col) or expansion(word, evidence) or shown)
+    return " ".join(out) if out else column
+
+
+def _acronyms(name: str) -> set[str]:
+    """Words the identifier writes in capitals (`HBP`, `RBI`, `yearID`'s ID... but not a
+    common word such as `id`): printed in capitals, so an unexpanded abbreviation reads as one
+    rather than as a lower-cased column name ("HBP", not "hbp"). An all-capitals identifier
+    with underscores (`CUSTOMER_NAME`) is a naming style, not acronyms."""
+    if "_" in name.strip("_") and name.isupper():
+        return set()
+    runs = re.findall(r"[A-Z]{2,5}(?![a-z])", name)
+    return {r.lower() for r in runs if count(r) < NEVER_EXPAND}
+
+
+def table_words(name: str, known: Iterable[str] = ()) -> str:
+    """A table's name in words without the schema's `dim`/`fact` convention words."""
+    parts = split_words(name, known)
+    kept = [p for p in parts if p not in TABLE_CONVENTION_WORDS]
+    return " ".join(kept or parts)
+
+
+class Namer:
+    """Natural names for one card's tables and columns, with the schema's own vocabulary and
+    its foreign keys as evidence; computed once per name."""
+
+    def __init__(self, card: SchemaCard) -> None:
+        self.card = card
+        self.tables = {t.name: t for t in card.tables}
+        # The schema's own words: split by case and punctuation only (no dictionary): a short
+        # word the schema spells on its own (`id`, `lg`) may be a part of a glued one.
+        self.known = frozenset(
+            w
+            for t in card.tables
+            for n in [t.name, *(c.name for c in t.columns)]
+            for w in identifier_words(n)
+        )
+        self.refs = {
+            (f.table, f.columns[0]): f.ref_table for f in card.foreign_keys if len(f.columns) == 1
+        }
+        self._columns: dict[tuple[str, str], str] = {}
+        self._tables: dict[str, str] = {}
+
+    def table(self, name: str) -> str:
+        if name not in self._tables:
+            self._tables[name] = table_words(name, self.known)
+        return self._tables[name]
+
+    def column(self, table: str, column: str) -> str:
+        key = (table, column)
+        if key not in self._columns:
+            ref = self.refs.get(key)
+            self._columns[key] = column_words(
+                self.tables[table],
+                column,
+                known=self.known,
+                reference=self.table(ref) if ref is not None else None,
+            )
+        return self._columns[key]
