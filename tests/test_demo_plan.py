@@ -1,5 +1,5 @@
 """`make demo` learns a playbook, plans its certificate from dev before the look, and certifies
-(issue 35, decisions 0133, 0140). The real model is replaced by the scripted double of
+(issue 35, decisions 0133, 0155). The real model is replaced by the scripted double of
 `workgym/toy-examples` here: it solves a task only after seeing a worked example of its kind, so
 the learner's gain is known in advance. These are known-answer tests of the demo's flow, not a
 learning result."""

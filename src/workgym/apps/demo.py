@@ -10,7 +10,7 @@ that raise reward on dev (decision 0130). The test split stays sealed while it l
 Then, before any test task is played, the certificate's planner (`workgym certify --plan`) sizes
 the design from what dev showed: the untrained model's dev success rate as the baseline, the dev
 gain as the target, the 24 test tasks and the regression suite (24 `suites/bfcl` function-calling
-items, margin 0.2, declared here, decision 0140). It prints whether the design can certify that
+items, margin 0.2, declared here, decision 0155). It prints whether the design can certify that
 gain with power 0.8; a demo that cannot says so up front with the plan's numbers and still runs to
 the end. Last, `workgym certify` plays both arms (the model without and with the playbook) on the
 test tasks and the suite and prints the certificate.
@@ -52,7 +52,7 @@ from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_
 MODEL = "llamacpp/qwen2.5-coder-0.5b"
 MAX_TOKENS = 64  # per model call: a tool call is about 30 tokens, a BFCL answer up to about 60
 SAMPLING = Sampling(temperature=0.0, max_tokens=MAX_TOKENS)
-# The learner's budget, fixed before the demo was first run (decision 0140): every train task
+# The learner's budget, fixed before the demo was first run (decision 0155): every train task
 # sampled once at 0.7, at most 2 candidate examples, at most 2 in the playbook (greedy search);
 # at most 24 train + 12 x 4 dev episodes.
 LEARNER = BootstrapConfig(
@@ -190,6 +190,10 @@ def _bound(x: float | None) -> str:
     return "?" if x is None else f"{x:+.3f}"
 
 
+def _p(p: float | None) -> str:
+    return "?" if p is None else f"{p:.2g}"
+
+
 def verdict_lines(cert: Certificate) -> list[str]:
     """The verdict in plain words, with the conditions that failed."""
     g = cert.task.gain
@@ -197,7 +201,7 @@ def verdict_lines(cert: Certificate) -> list[str]:
     said = (
         f"the model with its playbook scored {g.candidate_mean:.3f} against "
         f"{g.baseline_mean:.3f} without it on {g.n_items} held-out tasks (gain {g.diff:+.3f}, "
-        f"95% CI [{_bound(lo)}, {_bound(hi)}], p = {g.p_value if g.p_value is not None else '?'})"
+        f"95% CI [{_bound(lo)}, {_bound(hi)}], p = {_p(g.p_value)})"
     )
     out = [f"  failed {c.name}: {c.detail}" for c in cert.conditions if not c.passed]
     for s in cert.suites:
@@ -223,7 +227,8 @@ async def demo(root: Path) -> int:
     env_dir = root / "env"
     console.rule(f"the job: workgym/toy-examples -> {env_dir}")
     env = demo_env(env_dir, console)
-    console.print(env.instructions, highlight=False)
+    example = env.taskset.split("train")[0].prompt
+    console.print(f"{env.instructions} A task: {example!r}", highlight=False)
     runs = root / env.content_hash()[:12]
     console.rule(f"workgym check {env_dir}")
     if not await admit(env, runs / "check", console):

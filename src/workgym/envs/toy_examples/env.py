@@ -3,7 +3,7 @@
 The job: apply a named rule (`reverse`, `upper` or `sort`) to a word with the `transform` tool and
 submit the result. Tasks come in three kinds, one per rule; a family is one word under one rule,
 so every kind has families in train, dev and test. `make demo` certifies a playbook learned here
-by a real model (decision 0140): 60 tasks, 24 of them held out, so that a gain of about a third of
+by a real model (decision 0155): 60 tasks, 24 of them held out, so that a gain of about a third of
 the tasks can be certified.
 
 The test double `scripted/toy-examples-agent` makes it a known-answer test for
@@ -99,7 +99,7 @@ class ToyExamples(Environment):
             for i, word in enumerate(WORDS)
             for kind in (KINDS[i % len(KINDS)],)
         ]
-        # Version 2 (decision 0140): 60 words, 24 train / 12 dev / 24 test, 8 test tasks per kind
+        # Version 2 (decision 0155): 60 words, 24 train / 12 dev / 24 test, 8 test tasks per kind
         # (the salt was picked for that balance before any model played the environment).
         split = SplitSpec(salt="toy-examples/66", train=0.4, dev=0.2, test=0.4)
         return TaskSet(tasks, split)
