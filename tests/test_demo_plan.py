@@ -1,10 +1,13 @@
-"""`make demo` says up front what its design can certify, and ends with exit 0 whatever the
-verdict (issue 35, decision 0133). The real model and GRPO are replaced by test doubles here:
-the scripted oracle plays both arms and training returns the model it was given."""
+"""`make demo` learns a playbook, plans its certificate from dev before the look, and certifies
+(issue 35, decisions 0133, 0155). The real model is replaced by the scripted double of
+`workgym/toy-examples` here: it solves a task only after seeing a worked example of its kind, so
+the learner's gain is known in advance. These are known-answer tests of the demo's flow, not a
+learning result."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -12,95 +15,83 @@ import pytest
 from workgym.apps import demo
 from workgym.certify import plan as plan_mod
 from workgym.core.loading import load
-from workgym.envs.lookup.env import Lookup
+from workgym.envs.toy_examples.env import ToyExamples
 
 
-def saved_lookup(tmp_path: Path) -> Path:
+def saved_env(tmp_path: Path) -> Path:
     env_dir = tmp_path / "env"
-    Lookup().save(env_dir)
+    ToyExamples().save(env_dir)
     return env_dir
 
 
-def test_the_default_design_is_said_too_small_before_training(tmp_path: Path) -> None:
-    env_dir = saved_lookup(tmp_path)
-    design = demo.demo_plan(env_dir, demo.TEST_TASKS)
-    assert design.n_items == demo.TEST_TASKS and design.mean_rate == 0.0
-    assert design.detectable_gain is not None and design.detectable_gain > demo.TARGET_GAIN
-    assert design.needed is not None and design.needed > demo.TEST_TASKS
-    assert demo.too_small(design)
-    text = "\n".join(demo.plan_lines(design, 32, demo.STEPS))
-    assert f"is {design.detectable_gain:.2f}" in text  # the plan's own number, printed
-    assert "too small to certify a gain" in text and "expect the verdict FAIL" in text
-    assert f"at least {design.needed} test tasks" in text
-    assert f"WORKGYM_DEMO_LIMIT={design.needed}" in text
-    assert "refuse" not in text  # 8 items can reach alpha: the certificate runs as designed
-
-
-def test_a_large_enough_design_is_not_called_too_small(tmp_path: Path) -> None:
-    design = demo.demo_plan(saved_lookup(tmp_path), 32)
+def test_a_dev_gain_the_design_can_detect_is_said_to_be_certifiable(tmp_path: Path) -> None:
+    env_dir = saved_env(tmp_path)
+    design = demo.plan(demo.plan_request(env_dir, None, 0.0, 0.5))
+    assert design.n_items == 24 and design.mean_rate == 0.0
+    assert design.suites[0].n_items == demo.SUITE_ITEMS
+    assert design.suites[0].tie_lower > -demo.SUITE_MARGIN  # tied arms clear the margin
     mde = design.detectable_gain
-    assert mde is not None
-    assert demo.too_small(design) is (mde > demo.TARGET_GAIN)
-    text = "\n".join(demo.plan_lines(design, 32, demo.STEPS))
-    assert f"is {mde:.2f}" in text
-    assert ("too small to certify" in text) is (mde > demo.TARGET_GAIN)
+    assert mde is not None and mde < 0.5
+    assert demo.powered(design, 0.5) and not demo.powered(design, mde - 0.05)
+    text = "\n".join(demo.plan_lines(design, 0.5))
+    assert f"power 0.8: {mde:.2f}" in text and "should PASS" in text
+    small = "\n".join(demo.plan_lines(design, mde - 0.05))
+    assert "cannot certify the gain it learned" in small and "expect FAIL" in small
 
 
 def test_the_plan_command_prints_the_same_design(tmp_path: Path) -> None:
-    command = demo.plan_command(tmp_path / "env", 8)
-    assert "--plan --limit 8 --suites none --baseline-rate 0" in command
-    assert f"--target {demo.TARGET_GAIN:g}" in command
+    command = demo.plan_command(tmp_path / "env", None, 0.0, 0.5)
+    assert f"--suites {demo.SUITE} --suite-limit {demo.SUITE_ITEMS}" in command
+    assert f"--suite-margin {demo.SUITE}={demo.SUITE_MARGIN:g}" in command
+    assert "--baseline-rate 0.000 --target 0.500" in command
 
 
-def untrained(env: object, model: str, out: Path, steps: int) -> str:
-    """GRPO's test double: writes a flat learning curve and returns the model unchanged."""
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [f'{{"step": {i}, "episodes": 4, "mean_reward": 1.0}}' for i in range(1, steps + 1)]
-    (out / "reward_curve.jsonl").write_text("\n".join(lines) + "\n")
-    return model
-
-
-def test_a_refused_design_runs_to_the_end_with_exit_0(
+def test_the_demo_learns_plans_before_the_look_and_certifies_the_doubles_gain(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """WORKGYM_DEMO_LIMIT=4: the gain gate cannot reach alpha 0.05 on 4 items (smallest p
-    0.0625); `certify` refuses such a design, the demo says so up front and still ends."""
+    """The double learns two kinds of three from its own verified train successes; the plan,
+    printed before the test split is played, says the dev gain is detectable; the certificate
+    finds the gain on test. The double answers no BFCL item, so the suite cannot show
+    non-regression and the verdict is FAIL: the demo says which condition failed and why."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("WORKGYM_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("WORKGYM_DEMO_MODEL", "scripted/oracle")
-    monkeypatch.setenv("WORKGYM_DEMO_LIMIT", "4")
-    monkeypatch.setattr(demo, "train", untrained)
+    monkeypatch.setenv("WORKGYM_DEMO_MODEL", "scripted/toy-examples-agent")
     root = tmp_path / "runs" / "demo"
-    assert plan_mod.refusal(demo.demo_plan(saved_lookup(tmp_path), 4)) is not None
     assert asyncio.run(demo.demo(root)) == 0
     out = " ".join(capsys.readouterr().out.split())
-    plan_at = out.index("the certificate would refuse this design")
-    assert plan_at < out.index("workgym eval")  # said before any test task is played
-    assert "no gain at all could be detected" in out
-    assert "verdict FAIL" in out
-    assert "failed non_regression: no regression suites were run" in out
-    assert "what FAIL means here: the trained model scored 1.000 against 1.000" in out
-    assert "As the plan said before training, 4 tasks can detect no gain" in out
     env = load(root / "env")
-    assert (root / env.content_hash()[:12] / "certificate" / "certificate.json").is_file()
+    runs = root / env.content_hash()[:12]
+    learned = json.loads((runs / "playbook" / "bootstrap.json").read_text())
+    assert learned["baseline"]["reward"] == 0.0 and learned["learned"]["reward"] > 0.3
+    assert "dev, untrained (empty playbook): 0/12 = 0.00 [0.00, 0.26]" in out
+    assert "### worked examples" in out  # the playbook itself is shown
+    plan_at = out.index("smallest gain detected with power 0.8")
+    assert plan_at < out.index("--baseline-model")  # printed before the look
+    assert "should PASS" in out
+    cert = json.loads((runs / "certificate" / "certificate.json").read_text())
+    assert cert["task"]["gain"]["significant"] and cert["task"]["gain"]["diff"] > 0.5
+    assert cert["failed"] == ["non_regression"]  # the double answers no BFCL item
+    assert "failed non_regression" in out and "FAIL: the model with its playbook scored" in out
+    # a second run plays nothing and spends no new look at the test split
+    looks = root / "env" / "looks.jsonl"
+    first = [json.loads(line) for line in looks.read_text().splitlines()]
+    assert asyncio.run(demo.demo(root)) == 0
+    again = " ".join(capsys.readouterr().out.split())
+    assert "admission reused" in again
+    assert json.loads((runs / "certificate" / "certificate.json").read_text())["verdict"] == "FAIL"
+    again_looks = [json.loads(line) for line in looks.read_text().splitlines()]
+    assert max(look["attempt"] for look in again_looks) == 1  # the first look, read again
+    assert max(look["attempt"] for look in first) == 1
 
 
-def test_the_readme_gives_the_plans_own_numbers(tmp_path: Path) -> None:
-    """README's demo paragraph quotes the plan the demo prints; a change to the design or the
-    planner that moves them must move the README too."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    start = readme.index("`make demo` runs")
-    paragraph = " ".join(readme[start : readme.index("\n\n", start)].split())
-    design = demo.demo_plan(saved_lookup(tmp_path), demo.TEST_TASKS)
-    assert design.detectable_gain is not None and design.needed is not None
-    for said in (
-        "`workgym certify --plan`",
-        f"none of the {demo.TEST_TASKS} tasks",
-        f"power {design.power:g} is {design.detectable_gain:.2f}",
-        f"about {round(design.detectable_gain * demo.TEST_TASKS)} of the {demo.TEST_TASKS}",
-        f"for a gain of {demo.TARGET_GAIN:g} needs at least {design.needed} test tasks",
-        "no regression suites",
-        "exits 0 whatever the verdict",
-    ):
-        assert said in paragraph, said
+def test_a_design_the_certificate_refuses_is_said_so_and_exits_2_or_runs(
+    tmp_path: Path,
+) -> None:
+    """WORKGYM_DEMO_LIMIT=4: the gain gate cannot reach alpha 0.05 on 4 items (smallest p
+    0.0625); the plan says the certificate would refuse it before anything is played."""
+    design = demo.plan(demo.plan_request(saved_env(tmp_path), 4, 0.0, 0.5))
+    assert plan_mod.refusal(design) is not None
+    text = "\n".join(demo.plan_lines(design, 0.5))
+    assert "the certificate would refuse this design" in text
+    assert not demo.powered(design, 0.5) and "expect FAIL" in text

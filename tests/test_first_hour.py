@@ -416,21 +416,24 @@ def assert_ran(code: int | None, output: str) -> None:
 
 def test_37_1_readme_says_what_the_demo_does() -> None:
     from workgym.apps import demo
-    from workgym.envs.lookup.env import Lookup
+    from workgym.envs.toy_examples.env import ToyExamples
 
     readme = (ROOT / "README.md").read_text()
     start = readme.index("`make demo` runs")
     paragraph = " ".join(readme[start : readme.index("\n\n", start)].split())
-    lookup = Lookup()
+    env = ToyExamples()
+    n_test = len(env.taskset.split("test"))
     for said in (
-        f"`{lookup.id}`",
-        f"({len(lookup.taskset)} tasks",
+        f"`{env.id}`",
+        f"({len(env.taskset)} tasks",
         f"`{demo.MODEL}`",
-        f"first {demo.TEST_TASKS} held-out test tasks",
-        f"{demo.STEPS} GRPO steps",
+        f"{n_test} held-out test tasks",
+        "`workgym train playbook --learner bootstrap`",
+        "`workgym certify --plan`",
+        f"{demo.SUITE_ITEMS} `{demo.SUITE}`",
+        f"margin {demo.SUITE_MARGIN:g}",
         "`WORKGYM_DEMO_LIMIT`",
-        "`WORKGYM_DEMO_STEPS`",
-        "FAILs",
+        "exits 0 whatever the verdict",
     ):
         assert said in paragraph, said
     assert re.search(r"took \d+(\.\d+)? minutes", paragraph), paragraph  # with its time
@@ -445,15 +448,16 @@ def test_37_1_the_demo_view_hint_serves_the_environment(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from workgym.apps.demo import next_hints, workgym_command\n"
         "from workgym.core.loading import load\n"
-        "from workgym.envs.lookup.env import Lookup\n"
+        "from workgym.envs.toy_examples.env import ToyExamples\n"
         "from workgym.run.options import EvalOptions\n"
         "from workgym.run.runner import eval_async\n"
         "root = Path('runs') / 'demo'\n"
-        "Lookup().save(root / 'env')\n"
+        "ToyExamples().save(root / 'env')\n"
         "env = load(root / 'env')\n"
         "runs = root / env.content_hash()[:12]\n"
         "run = asyncio.run(eval_async(env, 'scripted/oracle', split='test', "
-        "out=runs / 'candidate', options=EvalOptions(limit=2, progress=False)))\n"
+        "out=runs / 'certificate' / 'runs' / 'task' / 'candidate', "
+        "options=EvalOptions(limit=2, progress=False)))\n"
         "print(next(run.episodes()).task_id)\n"
         "print(*next_hints(workgym_command(), root, runs, runs / 'c.json'), sep='\\n')\n"
     )  # the demo's own layout and hints, with a test double in place of the 5-minute training
@@ -482,9 +486,8 @@ def test_37_1_the_demo_view_hint_serves_the_environment(tmp_path: Path) -> None:
         import urllib.parse
         import urllib.request
 
-        rel = next(p for p in (tmp_path / "runs" / "demo").glob("*/candidate")).relative_to(
-            tmp_path / "runs" / "demo"
-        )
+        demo_runs = (tmp_path / "runs" / "demo").glob("*/certificate/runs/task/candidate")
+        rel = next(demo_runs).relative_to(tmp_path / "runs" / "demo")
         query = urllib.parse.urlencode({"run": str(rel), "task_id": task_id, "epoch": 0})
         with urllib.request.urlopen(f"{url}api/episode?{query}", timeout=60) as response:
             page = json.loads(response.read())

@@ -29,14 +29,14 @@ def test_pilot_states_its_budget_and_prints_dev_counts_with_exact_intervals(
             "--max-examples", "3", "--train-check"]  # fmt: skip
     assert bench.main(argv) == 0
     printed = capsys.readouterr().out
-    # 6 x 2 train episodes + 10 dev tasks x (1 + 3 x 3) sets
-    assert "at most 112 episodes" in printed
+    # 6 x 2 train episodes + 12 dev tasks x (1 + 3 x 3) sets
+    assert "at most 132 episodes" in printed
     summary = json.loads((out / "pilot.json").read_text())
     # the double fails every dev task at temperature 0 without an example of its kind
-    assert summary["base"] == [0] * 10
+    assert summary["base"] == [0] * 12
     assert sum(summary["learned"]) > 0
-    assert summary["gain"] == pytest.approx(sum(summary["learned"]) / 10)
-    assert "[0.00, 0.31]" in printed  # Clopper-Pearson 95% of 0/10
+    assert summary["gain"] == pytest.approx(sum(summary["learned"]) / 12)
+    assert "[0.00, 0.26]" in printed  # Clopper-Pearson 95% of 0/12
     assert "--plan --baseline-rate 0.01" in summary["plan"]
     # the train check: the learned example's kind is solved on every train task of that kind
     # (the double copies an example of its task's kind), nothing without it
@@ -44,8 +44,8 @@ def test_pilot_states_its_budget_and_prints_dev_counts_with_exact_intervals(
         t.meta["kind"] for t in TRAIN if any(f"'{t.meta['word']}'" in e for e in examples(out))
     }
     solved = sum(1 for t in TRAIN if t.meta["kind"] in kinds)
-    assert f"every train task: learned {solved}/15" in printed
-    assert "empty 0/15" in printed
+    assert f"every train task: learned {solved}/24" in printed
+    assert "empty 0/24" in printed
     ok = summary["train_check"]["ok"]
     assert sum(ok["learned"].values()) == solved and not any(ok["empty"].values())
     # a second run reads the episodes back and runs none

@@ -1,29 +1,30 @@
-"""`make demo`: the real job end to end on a real model, offline on CPU.
+"""`make demo`: a real model learns a playbook from reward; the gain is certified, offline on CPU.
 
-Writes the demo environment (`workgym/lookup`, saved to runs/demo/env, reused while its content
-hash is unchanged), admits it with `workgym check` (reused when a passed check of the same hash is
-on disk), evaluates the real model `hf/smollm2-135m` on the first held-out test tasks (the
-baseline), trains it briefly with GRPO on the train split, evaluates the checkpoint on the same
-tasks, and certifies candidate against baseline from those two runs. Every step writes into a
-folder named for the environment's hash and is skipped when its output is complete, so a second
-`make demo` only prints. Sized for 2 CPU cores; WORKGYM_DEMO_LIMIT (test tasks) and
-WORKGYM_DEMO_STEPS (GRPO steps) scale it. Test doubles (scripted/*) are not used here: they
-remain in the self-checks (`workgym check`) only.
+The job (`workgym/toy-examples`): apply a named rule to a word with the `transform` tool and submit
+the result; 60 tasks, 24 of them held out. The agent is a real model, `llamacpp/qwen2.5-coder-0.5b`
+(Qwen2.5-Coder-0.5B-Instruct in llama.cpp, in process), and its weights stay frozen. What it learns
+is a readable playbook: `workgym train playbook --learner bootstrap` samples train tasks, keeps the
+episodes the verifier passed (and the audit did not flag), and keeps the worked examples of them
+that raise reward on dev (decision 0130). The test split stays sealed while it learns.
 
-Before any test task is played it runs the certificate's planner (`workgym certify --plan`,
-workgym.certify.plan) on the demo's own design and says, in plain words, what gain that design
-can detect with power 0.8 and what a certifying run would need. At demo size (8 test items, no
-regression suites) the answer is that it cannot certify a gain, so the demo says up front that it
-will end in FAIL, and why; the closing lines explain the verdict against that plan. The demo
-exits 0 whatever the verdict: a design the certificate would refuse (WORKGYM_DEMO_LIMIT below 5)
-is said so up front and certified with `force_design` instead of ending on the refusal
-(decision 0133).
+Then, before any test task is played, the certificate's planner (`workgym certify --plan`) sizes
+the design from what dev showed: the untrained model's dev success rate as the baseline, the dev
+gain as the target, the 24 test tasks and the regression suite (24 `suites/bfcl` function-calling
+items, margin 0.2, declared here, decision 0155). It prints whether the design can certify that
+gain with power 0.8; a demo that cannot says so up front with the plan's numbers and still runs to
+the end. Last, `workgym certify` plays both arms (the model without and with the playbook) on the
+test tasks and the suite and prints the certificate.
+
+Every step writes into a folder named for the environment's hash and reads its output back when
+it is complete, so a second `make demo` plays nothing and spends no new look at the test split.
+WORKGYM_DEMO_MODEL swaps the agent (the tests use the scripted double); WORKGYM_DEMO_LIMIT caps the
+test tasks. The demo exits 0 whatever the verdict; 1 when admission is refused; 2 on a design the
+certificate cannot run (decision 0133).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from pathlib import Path
@@ -39,24 +40,33 @@ from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
 from workgym.core.model import Sampling
-from workgym.envs.lookup.env import Lookup
+from workgym.envs.toy_examples.env import ToyExamples
 from workgym.guards.admission import admission_of
 from workgym.guards.check import check_async
-from workgym.run.options import EvalOptions
-from workgym.run.runner import eval_async
+from workgym.models import get_model
+from workgym.run.policy import Policy
+from workgym.stats.proportions import clopper_pearson
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
+from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook_async
 
-MODEL = "hf/smollm2-135m"
-TEST_TASKS = 8  # WORKGYM_DEMO_LIMIT overrides
-STEPS = 2  # WORKGYM_DEMO_STEPS overrides
-SAMPLING = Sampling(temperature=0.0, max_tokens=32)
-# The gain a certifying run is sized for in the demo's plan: a quarter more of the test tasks
-# answered. An illustration for the newcomer, not a measured or expected gain (decision 0133).
-TARGET_GAIN = 0.25
+MODEL = "llamacpp/qwen2.5-coder-0.5b"
+MAX_TOKENS = 64  # per model call: a tool call is about 30 tokens, a BFCL answer up to about 60
+SAMPLING = Sampling(temperature=0.0, max_tokens=MAX_TOKENS)
+# The learner's budget, fixed before the demo was first run (decision 0155): every train task
+# sampled once at 0.7, at most 2 candidate examples, at most 2 in the playbook (greedy search);
+# at most 24 train + 12 x 4 dev episodes.
+LEARNER = BootstrapConfig(
+    train_tasks=24, samples=1, max_candidates=2, max_examples=2, max_tokens=MAX_TOKENS, seed=0
+)
+SUITE = "suites/bfcl"
+SUITE_ITEMS = 24  # the fewest with which tied arms clear the margin with room for one net loss
+SUITE_MARGIN = 0.2  # the demo's non-inferiority margin on the suite, declared before the look
+POWER = 0.8
 
 
 def demo_env(env_dir: Path, console: Console) -> Environment:
     """The saved demo environment, rewritten when the built-in one's content changed."""
-    fresh = Lookup()
+    fresh = ToyExamples()
     try:
         saved = load(env_dir)
         if saved.content_hash() == fresh.content_hash():
@@ -84,200 +94,189 @@ async def admit(env: Environment, out: Path, console: Console) -> bool:
     return check.passed
 
 
-def training_dir(runs: Path) -> Path:
-    """The finished training folder, or a fresh one: training never resumes, so a demo killed
-    mid-training leaves its folder as it was and trains again beside it."""
-    for i in range(1, 1000):
-        out = runs / ("grpo" if i == 1 else f"grpo-{i}")
-        if (out / "train.json").exists() or not (out / "run.json").exists():
-            return out
-    raise RuntimeError(f"{runs} holds 999 unfinished training folders; remove them")
+def rate(successes: int, n: int) -> str:
+    ci = clopper_pearson(successes, n)
+    return f"{successes}/{n} = {successes / n:.2f} [{ci.lower:.2f}, {ci.upper:.2f}]"
 
 
-def train(env: Environment, model: str, out: Path, steps: int) -> str:
-    """Two small GRPO steps (or WORKGYM_DEMO_STEPS); the checkpoint's model reference."""
-    from workgym.train.trl.grpo import GRPOSettings, train_grpo
-
-    record = out / "train.json"
-    if not record.exists():
-        settings = GRPOSettings(
-            steps=steps, num_generations=2, prompts_per_step=2, micro_batch=2,
-            learning_rate=2e-5, temperature=0.5, max_new_tokens=32, max_completion_length=512,
-        )  # fmt: skip
-        train_grpo(env, model, out, settings)
-    else:
-        print(f"training reused: {record}")
-    candidate: str = json.loads(record.read_text())["candidate"]
-    return candidate
-
-
-def demo_plan(env_dir: Path, limit: int) -> plan_mod.Plan:
-    """`workgym certify ENV --plan` for the demo's own design, before any test task is played.
-
-    The demo runs no dev split (its time stays what it was), and the test baseline may not size
-    its own certificate, so the plan assumes the untrained model solves none of the items: under
-    the planner's data model that is the easiest case for the gain gate (no pair can go the
-    wrong way), so its detectable gain is the best this design can do and its items needed are
-    a lower bound (decision 0133)."""
-    return plan(
-        Request(env=str(env_dir), suites=[], limit=limit, baseline_rate=0.0, target=TARGET_GAIN)
-    )
-
-
-def plan_command(env_dir: Path, limit: int) -> str:
-    """The `certify --plan` line that prints the same plan, for a reader who wants it."""
-    return (
-        f"workgym certify {env_dir} --plan --limit {limit} --suites none --baseline-rate 0 "
-        f"--target {TARGET_GAIN:g}"
-    )
-
-
-def too_small(design: plan_mod.Plan) -> bool:
-    """Whether the design cannot certify the target gain even in the easiest case."""
-    mde = design.detectable_gain
-    return plan_mod.refusal(design) is not None or mde is None or mde > TARGET_GAIN
-
-
-def plan_lines(design: plan_mod.Plan, n_test: int, steps: int) -> list[str]:
-    """What the plan means for this demo, in plain words, printed before training."""
-    n, mde = design.n_items, design.detectable_gain
+def learned_lines(result: BootstrapResult) -> list[str]:
+    """What the learner did and learned, in plain words: the playbook itself is printed too."""
+    base = [round(x) for x in result.baseline.task_means]
+    learned = [round(x) for x in result.learned.task_means]
+    n = len(base)
+    only_learned = sum(1 for b, c in zip(base, learned, strict=True) if c > b)
+    only_base = sum(1 for b, c in zip(base, learned, strict=True) if b > c)
     out = [
-        f"the design: {n} test tasks in {design.n_families} families, each played once, "
-        f"no regression suites; significance level {design.alpha:g}",
+        f"train: {result.verified} of {result.episodes} sampled episodes passed the verifier "
+        f"(no audit flag); {len(result.candidates)} became candidate worked examples",
+        f"dev, untrained (empty playbook): {rate(sum(base), n)}  exact 95% interval",
+        f"dev, learned ({len(result.chosen)} worked examples): {rate(sum(learned), n)}  "
+        f"(only learned solved {only_learned}, only untrained {only_base}; optimistic: dev also "
+        "chose the examples)",
     ]
+    if not result.chosen:
+        out.append("nothing was learned: no set of examples passed the gate on dev")
+    return out
+
+
+def plan_request(env_dir: Path, limit: int | None, baseline: float, gain: float) -> Request:
+    return Request(
+        env=str(env_dir), suites=[SUITE], suite_limit=SUITE_ITEMS,
+        margins={SUITE: SUITE_MARGIN}, limit=limit, baseline_rate=baseline,
+        target=max(gain, 0.01), power=POWER,
+    )  # fmt: skip
+
+
+def plan_command(env_dir: Path, limit: int | None, baseline: float, gain: float) -> str:
+    """The `certify --plan` line that prints the same plan, for a reader who wants it."""
+    cap = "" if limit is None else f" --limit {limit}"
+    return (
+        f"workgym certify {env_dir} --plan{cap} --suites {SUITE} --suite-limit {SUITE_ITEMS} "
+        f"--suite-margin {SUITE}={SUITE_MARGIN:g} --baseline-rate {baseline:.3f} "
+        f"--target {max(gain, 0.01):.3f}"
+    )
+
+
+def powered(design: plan_mod.Plan, gain: float) -> bool:
+    """Whether the design detects the dev gain with power 0.8 and its suite can pass at all."""
+    mde = design.detectable_gain
+    return (
+        plan_mod.refusal(design) is None
+        and mde is not None
+        and gain >= mde
+        and design.suites_passable
+    )
+
+
+def plan_lines(design: plan_mod.Plan, gain: float) -> list[str]:
+    """What the plan means for this demo, in plain words, printed before the look."""
+    n, mde = design.n_items, design.detectable_gain
+    suite = design.suites[0] if design.suites else None
+    out = [
+        f"the design: {n} test tasks ({design.estimand}), each played once by both arms, "
+        f"significance level {design.alpha:g}; the untrained dev rate "
+        f"{design.mean_rate or 0:.2f} is the baseline the plan assumes",
+    ]
+    if suite is not None:
+        out.append(
+            f"non-regression: {suite.n_items} {suite.suite} items, margin {suite.margin:g} "
+            f"(if every pair ties, the bound is {suite.tie_lower:+.3f})"
+        )
     refused = plan_mod.refusal(design)
     if refused is not None:
         out.append(f"the certificate would refuse this design: {refused}")
-        out.append("the demo certifies it anyway (force_design) so that it runs to the end")
     if mde is None:
-        out.append(
-            f"even if the untrained model solved none of the {n} tasks, no gain at all could be "
-            f"detected with power {design.power:g}"
-        )
+        out.append(f"no gain at all can be detected with power {design.power:g} on {n} tasks")
     else:
         out.append(
-            f"even if the untrained model solved none of the {n} tasks (the easiest case), the "
-            f"smallest gain this design detects with power {design.power:g} is {mde:.2f}: the "
-            f"trained model would have to solve about {round(mde * n)} of the {n} tasks"
+            f"smallest gain detected with power {design.power:g}: {mde:.2f} "
+            f"(about {round(mde * n)} more of the {n} tasks solved); the gain seen on dev: "
+            f"{gain:+.2f}"
         )
-    unit = "families" if design.estimand == "families" else "test tasks"
-    if design.needed is None:
-        need = f"more than 4096 {unit}"
-    elif design.estimand == "items" and design.needed > n_test:
-        need = f"at least {design.needed} {unit} (more than the {n_test} this environment holds)"
-    elif design.estimand == "items":
-        need = f"at least {design.needed} {unit} (WORKGYM_DEMO_LIMIT={design.needed})"
-    else:
-        need = f"at least {design.needed} {unit}"
-    if too_small(design):
-        verdict = (
-            f"this demo is too small to certify a gain ({steps} GRPO steps are not expected to "
-            "gain that much), and it runs no regression suites, so non-regression stays "
-            "unproven: expect the verdict FAIL. At this size that is the honest answer, not a "
-            "broken install."
+    if powered(design, gain):
+        out.append(
+            "so if the dev gain holds on test and the suite does not regress, the certificate "
+            "should PASS; a FAIL would mean the gain did not carry over to held-out tasks"
         )
     else:
-        verdict = (
-            f"this design can detect a gain of {TARGET_GAIN:g}, but the demo runs no regression "
-            "suites, so non-regression stays unproven: expect the verdict FAIL all the same."
+        out.append(
+            "so this demo cannot certify the gain it learned (too small for this many tasks, "
+            "or nothing learned): expect FAIL, the honest answer at this size, not a broken install"
         )
-    return [
-        *out,
-        verdict,
-        f"a certifying run needs, for a gain of {TARGET_GAIN:g}: {need}, more where the "
-        "untrained model already solves some, plus regression suites (the demo runs none; "
-        "`workgym certify` runs three by default)",
-    ]
+    return out
 
 
 def _bound(x: float | None) -> str:
     return "?" if x is None else f"{x:+.3f}"
 
 
-def verdict_lines(cert: Certificate, design: plan_mod.Plan) -> list[str]:
-    """The verdict in plain words, pointing back to the plan printed before training."""
+def _p(p: float | None) -> str:
+    return "?" if p is None else f"{p:.2g}"
+
+
+def verdict_lines(cert: Certificate) -> list[str]:
+    """The verdict in plain words, with the conditions that failed."""
     g = cert.task.gain
     lo, hi = g.ci95
     said = (
-        f"the trained model scored {g.candidate_mean:.3f} against {g.baseline_mean:.3f} "
-        f"(gain {g.diff:+.3f}, 95% CI [{_bound(lo)}, {_bound(hi)}])"
+        f"the model with its playbook scored {g.candidate_mean:.3f} against "
+        f"{g.baseline_mean:.3f} without it on {g.n_items} held-out tasks (gain {g.diff:+.3f}, "
+        f"95% CI [{_bound(lo)}, {_bound(hi)}], p = {_p(g.p_value)})"
     )
-    if cert.verdict == "PASS":
-        return [f"PASS: {said}; the gain is certified on these {g.n_items} test tasks"]
     out = [f"  failed {c.name}: {c.detail}" for c in cert.conditions if not c.passed]
-    if too_small(design):
-        mde = design.detectable_gain
-        size = "no gain" if mde is None else f"only a gain of {mde:.2f} or more"
+    for s in cert.suites:
+        ni = s.non_inferiority
         out.append(
-            f"what FAIL means here: {said}. As the plan said before training, {g.n_items} tasks "
-            f"can detect {size} and no suite was run, so FAIL was the expected verdict: it "
-            "says the demo is too small to show a change either way, not that training hurt or "
-            "helped."
+            f"suite {s.env.id}: {ni.candidate_mean:.3f} with the playbook against "
+            f"{ni.baseline_mean:.3f} without (lower bound {_bound(ni.lower)}, margin "
+            f"{ni.margin:g})"
         )
+    if cert.verdict == "PASS":
+        out.append(f"PASS: {said}; the gain is certified and the suite shows no regression")
     else:
-        out.append(f"what FAIL means here: {said}; the failed conditions above say why.")
+        out.append(f"FAIL: {said}; the failed conditions above say why")
     return out
 
 
 async def demo(root: Path) -> int:
     console = Console()
     started = time.perf_counter()
-    model = os.environ.get("WORKGYM_DEMO_MODEL", MODEL)
-    limit = int(os.environ.get("WORKGYM_DEMO_LIMIT", TEST_TASKS))
-    steps = int(os.environ.get("WORKGYM_DEMO_STEPS", STEPS))
+    model_name = os.environ.get("WORKGYM_DEMO_MODEL", MODEL)
+    limit_text = os.environ.get("WORKGYM_DEMO_LIMIT")
+    limit = int(limit_text) if limit_text else None
     env_dir = root / "env"
-    console.rule(f"the demo environment: workgym/lookup -> {env_dir}")
+    console.rule(f"the job: workgym/toy-examples -> {env_dir}")
     env = demo_env(env_dir, console)
+    example = env.taskset.split("train")[0].prompt
+    console.print(f"{env.instructions} A task: {example!r}", highlight=False)
     runs = root / env.content_hash()[:12]
     console.rule(f"workgym check {env_dir}")
     if not await admit(env, runs / "check", console):
         console.print("[bold red]admission not granted[/]: see the failures above")
         return 1
-    console.rule(plan_command(env_dir, limit))
+    learn_dir = runs / "playbook"
+    console.rule(
+        f"workgym train playbook {env_dir} --model {model_name} --learner bootstrap "
+        f"--train-tasks {LEARNER.train_tasks} --samples {LEARNER.samples} "
+        f"--max-candidates {LEARNER.max_candidates} --max-examples {LEARNER.max_examples} "
+        f"--max-tokens {LEARNER.max_tokens} --out {learn_dir}"
+    )
+    model = get_model(model_name)  # one instance for the learner and both arms
+    result = await bootstrap_playbook_async(env, model, out=learn_dir, config=LEARNER)
+    for line in learned_lines(result):
+        console.print(line, highlight=False)
+    playbook_text = Path(result.playbook_path).read_text(encoding="utf-8")
+    console.print("the playbook learned:" if playbook_text else "the playbook is empty")
+    console.print(playbook_text, highlight=False, markup=False, soft_wrap=True)
+    baseline_rate = result.baseline.reward
+    gain = result.learned.reward - baseline_rate
+    console.rule(plan_command(env_dir, limit, baseline_rate, gain))
     try:
-        design = demo_plan(env_dir, limit)
+        design = plan(plan_request(env_dir, limit, baseline_rate, gain))
     except ConfigError as exc:
         console.print(f"[bold red]error[/]: {exc} (WORKGYM_DEMO_LIMIT={limit})", highlight=False)
         return 2
-    for line in plan_lines(design, len(env.taskset.split("test")), steps):
+    for line in plan_lines(design, gain):
         console.print(line, highlight=False)
-    console.rule(f"workgym eval {env_dir} --model {model} --split test --limit {limit}")
-    options = EvalOptions(limit=limit, sampling=SAMPLING, progress=False)
-    base = await eval_async(env, model, split="test", out=runs / "baseline", options=options)
-    base.summary().print(console)
-    console.rule(f"workgym train grpo {env_dir} --model {model} --steps {steps}")
-    # TRL drives its rollouts with asyncio.run, so training runs off this event loop
-    trained = training_dir(runs)
-    candidate = await asyncio.to_thread(train, env, model, trained, steps)
-    console.rule(f"workgym eval {env_dir} --model {candidate} --split test --limit {limit}")
-    cand = await eval_async(env, candidate, split="test", out=runs / "candidate", options=options)
-    cand.summary().print(console)
-    console.rule("workgym certify --from-runs baseline candidate")
+    console.rule(
+        f"workgym certify {env_dir} --baseline-model {model_name} --candidate-model {model_name} "
+        f"--candidate-playbook {result.playbook_path} --suites {SUITE} ..."
+    )
     cert, json_path, _ = await certify_async(
         Request(
-            from_runs=[runs / "baseline", runs / "candidate"],
-            suites=[],
-            out=runs / "certificate",
-            admission_dir=runs,
-            curve=trained,
-            looks_log=runs / "looks.jsonl",
-            progress=False,
-            force_design=True,  # a refused design was said so above; the demo still ends
+            env=str(env_dir),
+            baseline=Policy(model, sampling=SAMPLING),
+            candidate=Policy(model, playbook=playbook_text or None, sampling=SAMPLING),
+            suites=[SUITE], suite_limit=SUITE_ITEMS, margins={SUITE: SUITE_MARGIN},
+            limit=limit, out=runs / "certificate", admission_dir=runs,
+            progress=False, force_design=True,  # a refused design was said so above
         )
-    )  # fmt: skip  (the looks log is env_dir/looks.jsonl; runs/<hash>/looks.jsonl, where the
-    # demo kept it before, is merged in; a re-run reads the same runs again: no new look)
-    b, c = base.summary(), cand.summary()
-    for label, name, summary in (("baseline", model, b), ("trained ", candidate, c)):
-        lo, hi = summary.ci95
-        console.print(
-            f"{label}  {name}: {summary.mean_reward:.3f}  95% CI [{lo:.3f}, {hi:.3f}] "
-            f"({summary.ci_method})"
-        )
+    )  # fmt: skip
     console.print(
         f"verdict   {cert.verdict} (failed: {', '.join(cert.failed) or 'none'}); "
         f"certificate: {json_path}"
     )
-    for line in verdict_lines(cert, design):
+    for line in verdict_lines(cert):
         console.print(line, highlight=False)
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s; runs under {runs}/")
     command = workgym_command()
@@ -302,15 +301,14 @@ def next_hints(command: str, root: Path, runs: Path, certificate: Path) -> list[
     del command  # hint_command quotes it and finds the same workgym
     return [
         hint_command("view", f"{root}/"),
-        hint_command("summary", runs / "candidate"),
+        hint_command("summary", runs / "certificate" / "runs" / "task" / "candidate"),
         hint_command("certify", "--recompute", certificate),
     ]
 
 
 def quiet_libraries() -> None:
-    """Keep transformers' and TRL's advisory warnings and weight-loading bars (about 70 lines)
-    out of the demo's output: what the demo prints is what it did. Set before they are imported;
-    a value the user set wins."""
+    """Keep library advisory warnings and progress bars out of the demo's output: what the demo
+    prints is what it did. Set before they are imported; a value the user set wins."""
     import logging
     import warnings
 

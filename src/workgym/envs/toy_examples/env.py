@@ -2,7 +2,9 @@
 
 The job: apply a named rule (`reverse`, `upper` or `sort`) to a word with the `transform` tool and
 submit the result. Tasks come in three kinds, one per rule; a family is one word under one rule,
-so every kind has families in train, dev and test.
+so every kind has families in train, dev and test. `make demo` certifies a playbook learned here
+by a real model (decision 0155): 60 tasks, 24 of them held out, so that a gain of about a third of
+the tasks can be certified.
 
 The test double `scripted/toy-examples-agent` makes it a known-answer test for
 `workgym.train.playbook.bootstrap`, not a learning result:
@@ -35,6 +37,9 @@ WORDS: tuple[str, ...] = (
     "jungle", "kettle", "lantern", "meadow", "nectar", "orchid", "pepper", "quarry", "ribbon",
     "saddle", "timber", "velvet", "walnut", "yonder", "zephyr", "bramble", "cobalt", "drizzle",
     "fennel", "gravel", "hollow", "indigo", "juniper", "kindle", "lagoon", "marble", "nutmeg",
+    "acorn", "beacon", "cactus", "dolphin", "engine", "forest", "goblet", "hammer", "jacket",
+    "kitten", "ladder", "magnet", "napkin", "oyster", "parrot", "quiver", "rocket", "salmon",
+    "tunnel", "umpire", "violin", "wizard", "yogurt", "zipper",
 )  # fmt: skip
 PROMPT = "Apply the {kind} rule to the word '{word}' and submit the result."
 _KIND = re.compile(r"Apply the (\w+) rule to the word '([^']+)'")
@@ -78,9 +83,9 @@ class ToyExamples(Environment):
     """Apply a named rule to a word with the transform tool and submit the result."""
 
     id = "workgym/toy-examples"
-    version = "1"
+    version = "2"
     tools = [transform, submit]
-    limits = Limits(max_turns=6)
+    limits = Limits(max_turns=4)  # a success takes two turns; four leave room for one mistake
     instructions = "You transform words with the transform tool and submit results with submit."
 
     def tasks(self) -> TaskSet:
@@ -94,7 +99,10 @@ class ToyExamples(Environment):
             for i, word in enumerate(WORDS)
             for kind in (KINDS[i % len(KINDS)],)
         ]
-        return TaskSet(tasks, SplitSpec(salt="toy-examples/15"))  # salt: every kind in every split
+        # Version 2 (decision 0155): 60 words, 24 train / 12 dev / 24 test, 8 test tasks per kind
+        # (the salt was picked for that balance before any model played the environment).
+        split = SplitSpec(salt="toy-examples/66", train=0.4, dev=0.2, test=0.4)
+        return TaskSet(tasks, split)
 
     def verify(self, task: Task, episode: Episode) -> Verdict:
         got = episode.answer
