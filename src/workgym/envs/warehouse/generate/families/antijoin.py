@@ -31,6 +31,7 @@ from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 FAMILY = "F6"
 MAX_KEYS = 25  # larger answers are asked for as SQL
 MAX_SQL_ROWS = 2000
+FACT_SETS = 12  # fact filters tried per segment of the referenced table
 MIN_USED_KEYS = 10  # a reference column with fewer values (origin: 3) makes a trivial anti-join
 
 
@@ -69,8 +70,12 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
         for s in filter_sets(ctx, t, limit=40)
         if all(c.column != fk_col and c.op == "=" for c in s)
     ]
+    # One condition before two (two equalities on a fact often match almost no row, and a
+    # vacuous anti-join is dropped), and twice the former six per segment, so that the family
+    # still fills its quota after those drops (issue 40).
+    fact_sets.sort(key=len)
     nullable = t.column(fk_col).null_count > 0
-    for rc, fc in ((rc, fc) for rc in ref_conds for fc in fact_sets[:6]):
+    for rc, fc in ((rc, fc) for rc in ref_conds for fc in fact_sets[:FACT_SETS]):
         fact_where = where(fc, "t")
         link = exp.EQ(this=col(fk_col, "t"), expression=col(key, "r"))
         inner = (

