@@ -1,7 +1,7 @@
 """Families draft only meaningful questions (issue 40, "meaning first" and "filters that
 matter"; decisions 0145-0146), on a tiny DuckDB warehouse whose answers are known by hand:
 player-seasons with a games column, a day-of-month column on a fact, a rare sales channel, an
-SCD2 item table and a self-referencing manager."""
+SCD2 item table, a self-referencing manager, and sales cities that determine their country."""
 
 from __future__ import annotations
 
@@ -20,6 +20,12 @@ from workgym.envs.warehouse.generate.families import (
     counting,
     quality,
     ranking,
+)
+from workgym.envs.warehouse.generate.families.filters import (
+    Cond,
+    disjoint,
+    filter_sets,
+    implied,
 )
 from workgym.envs.warehouse.generate.families.gold_answer import Rejected
 from workgym.envs.warehouse.generate.families.task_choice import (
@@ -54,10 +60,11 @@ INSERT INTO items SELECT i, 'ITEM' || lpad(CAST(i // 2 AS VARCHAR), 6, '0'),
 CREATE TABLE sales (sale_id INTEGER PRIMARY KEY, sold_at TIMESTAMP, sale_dom INTEGER,
                     person_id INTEGER REFERENCES people(person_id),
                     i_item_sk INTEGER REFERENCES items(i_item_sk), channel VARCHAR,
-                    quantity INTEGER, amount DECIMAL(9, 2));
+                    quantity INTEGER, amount DECIMAL(9, 2), city VARCHAR, country VARCHAR);
 INSERT INTO sales SELECT i, TIMESTAMP '2001-01-01' + INTERVAL (i) HOUR, 1 + i % 28, 1 + i % 300,
   1 + i % 400, CASE WHEN i % 500 = 0 THEN 'phone' WHEN i % 2 = 0 THEN 'web' ELSE 'store' END,
-  1 + i % 9, (i % 97) * 1.5 FROM range(1, 2001) t(i);
+  1 + i % 9, (i % 97) * 1.5, ['Paris', 'Lyon', 'Berlin', 'Munich'][1 + i % 4],
+  CASE WHEN i % 4 < 2 THEN 'FR' ELSE 'DE' END FROM range(1, 2001) t(i);
 """
 
 
@@ -178,6 +185,23 @@ def test_an_antijoin_matching_nothing_is_dropped(ctx: Context, runner: Runner) -
         assert found.draft.outer_sql is not None
         outer = runner.rows(found.draft.outer_sql.sql(dialect="duckdb"))[0][0]
         assert found.rows < 0.95 * outer
+
+
+def test_conditions_implied_by_or_disjoint_from_another_are_not_drafted(ctx: Context) -> None:
+    sales = ctx.card.table("sales")
+    lyon, fr = Cond("sales", "city", "=", "Lyon"), Cond("sales", "country", "=", "FR")
+    de = Cond("sales", "country", "=", "DE")
+    assert implied(ctx, sales, [lyon, fr])  # every Lyon sale is a French one
+    assert disjoint(ctx, sales, [lyon, de]) and not disjoint(ctx, sales, [lyon, fr])
+    web, paris = Cond("sales", "channel", "=", "web"), Cond("sales", "city", "=", "Paris")
+    assert not implied(ctx, sales, [web, paris])  # Paris has web and phone sales, web Berlin too
+    assert not disjoint(ctx, sales, [web, paris])
+    sets = filter_sets(ctx, sales, limit=1000)
+    pairs = [{c.column for c in s} for s in sets if len(s) == 2]
+    # a city either implies its country or never meets the other: no pair of them says anything
+    assert {"city", "country"} not in pairs
+    assert {"channel", "country"} in pairs  # web sales in France: a pair that narrows
+    assert [lyon] in sets  # single conditions stay
 
 
 def test_a_share_of_all_is_dropped(runner: Runner) -> None:
