@@ -43,9 +43,11 @@ from workgym.envs.warehouse.source.snapshot import build_snapshot
 
 SETUP = """
 CREATE TABLE people (person_id INTEGER PRIMARY KEY, person_name VARCHAR, birth_day INTEGER,
-                     birth_year INTEGER, is_active BOOLEAN, manager_id INTEGER);
+                     birth_year INTEGER, is_active BOOLEAN, manager_id INTEGER,
+                     contract_end_date DATE);
 INSERT INTO people SELECT i, 'Person ' || i, 1 + i % 31, 1950 + i % 40, i % 3 = 0,
-  CASE WHEN i > 1 THEN 1 + i % 7 END FROM range(1, 301) t(i);
+  CASE WHEN i > 1 THEN 1 + i % 7 END,
+  CASE WHEN i % 3 <> 0 THEN DATE '2010-01-01' + INTERVAL (i) DAY END FROM range(1, 301) t(i);
 CREATE TABLE seasons (person_id INTEGER REFERENCES people(person_id), season_year INTEGER,
                       team_code VARCHAR, games INTEGER, points DOUBLE);
 INSERT INTO seasons SELECT 1 + i % 300, 2000 + i % 10,
@@ -222,6 +224,7 @@ def test_duplicate_checks_only_on_candidate_keys(ctx: Context, runner: Runner) -
     assert items.grain == "versioned_entity"
     assert not candidate_key(items, ["i_item_id"], set())  # an SCD2 business id
     assert candidate_key(items, ["i_item_id", "i_rec_start_date"], set())
+    assert not candidate_key(items, ["i_rec_start_date"], set())  # many versions start one day
     assert not candidate_key(ctx.card.table("sales"), ["person_id", "i_item_sk"],
                              {"person_id", "i_item_sk"})  # fmt: skip
     dups = [d for d in quality.drafts(ctx) if d.shape in ("duplicate_rows", "duplicated_keys")]
@@ -239,10 +242,11 @@ def test_nulls_meaning_current_or_top_are_not_missing(ctx: Context) -> None:
     assert null_means_current(items, "i_rec_end_date", set())
     assert not null_means_current(items, "i_rec_start_date", set())
     assert null_means_current(people, "manager_id", {"manager_id"})
+    assert null_means_current(people, "contract_end_date", set())  # not ended yet: active
     nulls = [d for d in quality.drafts(ctx) if d.shape in ("null_rate", "null_count")]
     named = {c.name for d in nulls if d.sql is not None for c in d.sql.find_all(exp.Column)}
     assert "points" in named  # real missing data is still asked about
-    assert not named & {"i_rec_end_date", "manager_id"}
+    assert not named & {"i_rec_end_date", "manager_id", "contract_end_date"}
 
 
 def _checked(answer: dict[str, object], i: int) -> Checked:

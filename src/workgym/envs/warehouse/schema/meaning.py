@@ -279,8 +279,9 @@ def candidate_key(table: TableCard, columns: Sequence[str], references: set[str]
     names = set(columns)
     if any(k.source == "declared" and set(k.columns) == names for k in table.keys):
         return True
-    if table.grain == "versioned_entity" and not names & versioned_columns(table):
-        return False
+    versions = versioned_columns(table)
+    if table.grain == "versioned_entity" and (not names & versions or names <= versions):
+        return False  # the business id alone, or validity dates alone (many start one day)
     if table.grain == "event" and names <= references:
         return False
     fine = {"identifier", "time_point", "calendar_part", "code", None}
@@ -288,10 +289,20 @@ def candidate_key(table: TableCard, columns: Sequence[str], references: set[str]
     return all(n in by_name and by_name[n].meaning in fine for n in names)
 
 
+CLOSING_WORDS = frozenset({"closed", "close", "end", "expiry", "until"})
+
+
 def null_means_current(table: TableCard, column: str, self_refs: set[str]) -> bool:
-    """A NULL here is no missing data: the open end of a versioned row (the current version) or
-    a self-reference (the top of a hierarchy: the manager of the chief executive)."""
+    """A NULL here is no missing data: the open end of a versioned row (the current version), a
+    closing date not reached yet (a call centre's `cc_closed_date_sk`: still open) or a
+    self-reference (the top of a hierarchy: the manager of the chief executive)."""
     if column in self_refs:
         return True
-    end_words = {"end", "to", "expiry", "until"}
-    return column in versioned_columns(table) and bool(end_words & set(words(column)))
+    parts = set(words(column))
+    if column in versioned_columns(table) and parts & {"end", "to", "expiry", "until"}:
+        return True
+    try:
+        meaning = table.column(column).meaning
+    except KeyError:
+        return False
+    return bool(parts & CLOSING_WORDS) and (meaning == "time_point" or "date" in parts)
