@@ -218,3 +218,91 @@ def assign_meanings(
         for col in table.columns:
             col.meaning = column_meaning(table, col, (table.name, col.name) in fk_cols, keys)
         table.grain = table_grain(table, table.name in incoming, table.name in timed)
+
+
+# -- what a family may ask of a column (issue 40, "meaning first"; decision 0145) -------------
+# Families ask these before drafting, so a meaningless question is never drafted; the lint's
+# warning rules (runtime/lint.py) stay as the measurement of what slips through. A column of a
+# card typed before meanings existed (meaning None) keeps the older, name-based behaviour.
+
+SUMMABLE = frozenset({"additive_measure", "count"})
+AVERAGEABLE = frozenset({"additive_measure", "nonadditive_measure", "count"})
+NOT_CATEGORIES = frozenset({"count", "additive_measure"})
+YEAR_WORDS = ("year", "yr", "yearid", "season")
+# Counts of events named for what they count, preferred in this order when a row holds several.
+EVENT_WORDS = ("games", "matches", "appearances", "visits", "trips", "orders", "calls")
+
+
+def summable(col: ColumnCard) -> bool:
+    """A total of this column means something: an additive amount or a count of events."""
+    return col.meaning is None or col.meaning in SUMMABLE
+
+
+def averageable(table: TableCard, col: ColumnCard) -> bool:
+    """An average of this column means something: a measure or a count, or an entity's year
+    (the average build year of planes is a fleet's age; an average season is nothing)."""
+    if col.meaning is None or col.meaning in AVERAGEABLE:
+        return True
+    is_year = words(col.name)[-1:] in [[w] for w in YEAR_WORDS]
+    return col.meaning == "calendar_part" and is_year and table.grain == "entity"
+
+
+def category(col: ColumnCard) -> bool:
+    """Its values may be groups or filter values: not a count of events nor an amount."""
+    return col.meaning not in NOT_CATEGORIES
+
+
+def event_count(table: TableCard) -> ColumnCard | None:
+    """The column holding "how many events" when one row of `table` is not itself an event (an
+    entity-period row with a `games` column): "number of games" is its sum, not a row count.
+    None where the row is the event (a flight, a sale: count the rows)."""
+    if table.grain != "entity_period":
+        return None
+    counts = [c for c in table.columns if c.meaning == "count" and c.null_count < table.rows]
+    if not counts:
+        return None
+
+    def rank(c: ColumnCard) -> tuple[int, str]:
+        last = words(c.name)[-1:]
+        return (EVENT_WORDS.index(last[0]) if last and last[0] in EVENT_WORDS else 99, c.name)
+
+    return min(counts, key=rank)
+
+
+def candidate_key(table: TableCard, columns: Sequence[str], references: set[str]) -> bool:
+    """Whether `columns` can be a key of `table`, so that a repeat is a defect worth counting.
+
+    Declared keys are; a versioned table's business id without its validity dates is not (it
+    repeats once per version by design); columns that are all references of an event table are
+    not (a return's date, time and item keys: unique in the data by chance); a column that is
+    neither an identifier, a time nor a code is not (a measure repeats by nature)."""
+    names = set(columns)
+    if any(k.source == "declared" and set(k.columns) == names for k in table.keys):
+        return True
+    versions = versioned_columns(table)
+    if table.grain == "versioned_entity" and (not names & versions or names <= versions):
+        return False  # the business id alone, or validity dates alone (many start one day)
+    if table.grain == "event" and names <= references:
+        return False
+    fine = {"identifier", "time_point", "calendar_part", "code", None}
+    by_name = {c.name: c for c in table.columns}
+    return all(n in by_name and by_name[n].meaning in fine for n in names)
+
+
+CLOSING_WORDS = frozenset({"closed", "close", "end", "expiry", "until"})
+
+
+def null_means_current(table: TableCard, column: str, self_refs: set[str]) -> bool:
+    """A NULL here is no missing data: the open end of a versioned row (the current version), a
+    closing date not reached yet (a call centre's `cc_closed_date_sk`: still open) or a
+    self-reference (the top of a hierarchy: the manager of the chief executive)."""
+    if column in self_refs:
+        return True
+    parts = set(words(column))
+    if column in versioned_columns(table) and parts & {"end", "to", "expiry", "until"}:
+        return True
+    try:
+        meaning = table.column(column).meaning
+    except KeyError:
+        return False
+    return bool(parts & CLOSING_WORDS) and (meaning == "time_point" or "date" in parts)

@@ -1,8 +1,10 @@
 """F6 anti-join: which rows of a referenced table have no matching fact rows (possibly none).
 
 The answer may be empty and the question says so: an empty list is then the one right answer,
-not a failure to answer. Small answers are key sets (answer kind keys); large ones are asked for
-as an SQL query (answer kind sql, compared as a bag). Awkward shape:
+not a failure to answer; an answer holding 95% or more of its outer set is dropped (the inner
+condition matches almost nothing: a vacuous question; issue 40). Small answers are key sets
+(answer kind keys); large ones are asked for as an SQL query (answer kind sql, compared as a
+bag). Awkward shape:
 - null_not_in: the fact table's reference column has NULLs, so `key NOT IN (SELECT fk ...)`
   is never true and returns nothing; NOT EXISTS is right.
 """
@@ -22,13 +24,14 @@ from workgym.envs.warehouse.generate.families.filters import (
     filter_sets,
     where,
 )
-from workgym.envs.warehouse.generate.families.sqlast import and_all, col, lit, table
+from workgym.envs.warehouse.generate.families.sqlast import and_all, col, count_star, lit, table
 from workgym.envs.warehouse.generate.phrasing import article, join_conditions
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 
 FAMILY = "F6"
 MAX_KEYS = 25  # larger answers are asked for as SQL
 MAX_SQL_ROWS = 2000
+FACT_SETS = 12  # fact filters tried per segment of the referenced table
 MIN_USED_KEYS = 10  # a reference column with fewer values (origin: 3) makes a trivial anti-join
 
 
@@ -67,8 +70,12 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
         for s in filter_sets(ctx, t, limit=40)
         if all(c.column != fk_col and c.op == "=" for c in s)
     ]
+    # One condition before two (two equalities on a fact often match almost no row, and a
+    # vacuous anti-join is dropped), and twice the former six per segment, so that the family
+    # still fills its quota after those drops (issue 40).
+    fact_sets.sort(key=len)
     nullable = t.column(fk_col).null_count > 0
-    for rc, fc in ((rc, fc) for rc in ref_conds for fc in fact_sets[:6]):
+    for rc, fc in ((rc, fc) for rc in ref_conds for fc in fact_sets[:FACT_SETS]):
         fact_where = where(fc, "t")
         link = exp.EQ(this=col(fk_col, "t"), expression=col(key, "r"))
         inner = (
@@ -92,6 +99,9 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
             .where(and_all([not_in, *([ref_where.copy()] if ref_where is not None else [])]))
             .order_by(col(shown, "r"))
         )
+        outer = exp.select(count_star()).from_(table(ref.name, "r"))
+        if ref_where is not None:
+            outer = outer.where(ref_where.copy())
         ref_rows = lex.rows(ref.name)
         if rc:
             ref_rows = f"{ref_rows} whose {join_conditions([c.words(lex) for c in rc])}"
@@ -111,6 +121,7 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
             may_be_empty=True,
             min_rows=0,
             clauses=[link_words],
+            outer_sql=outer,  # dropped when the answer is 95% or more of it (issue 40)
         )
         draft = Draft(
             shape="unused_keys",

@@ -1,6 +1,8 @@
 """F1 filter/count: how many rows (or how much of a measure) match one or two conditions.
 
-Plain shapes: COUNT(*) and SUM(measure) under filters bound from real top values. Awkward shapes:
+Plain shapes: COUNT(*) and SUM(measure) under filters bound from real top values; where a row
+is not an event (an entity-period row with a `games` column) "how many" sums that count of
+events instead of counting rows (shape sum_events; issue 40, decision 0145). Awkward shapes:
 - timezone: rows on a local calendar date when the timestamp is stored in UTC (naive: UTC date);
 - duplicates: distinct key combinations of a near key (naive: COUNT(*) counts the repeats);
 - empty_result: a total over a filter that matches nothing is 0 (naive: SUM gives NULL);
@@ -39,6 +41,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 )
 from workgym.envs.warehouse.generate.phrasing import join_conditions, time_zone_in
 from workgym.envs.warehouse.schema.card import ColumnCard, TableCard
+from workgym.envs.warehouse.schema.meaning import event_count
 
 FAMILY = "F1"
 
@@ -76,19 +79,31 @@ def _slots(ctx: Context, t: TableCard, conds: list[str], metric: str) -> dict[st
     }
 
 
+def how_many(ctx: Context, t: TableCard) -> tuple[exp.Expression, str, str]:
+    """(value, shape, metric words) of "how many" over `t`: its rows where a row is an event,
+    else the sum of its count-of-events column ("number of games" of player-season rows)."""
+    events = event_count(t)
+    if events is None:
+        return count_star(), "count", "count"
+    words = f"number of {ctx.lexicon.column(t.name, events.name)}"
+    return agg("sum", col(events.name)), "sum_events", words
+
+
 def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     lex = ctx.lexicon
-    measures = [m for m in ctx.view.measures(t) if additive(m)]
+    value, shape, metric = how_many(ctx, t)
+    events = event_count(t)  # its total is "how many" already
+    measures = [m for m in ctx.view.measures(t) if additive(m) and m is not events]
     for i, conds in enumerate(filter_sets(ctx, t)):
         words = [c.words(lex) for c in conds]
         if i % 3 != 2 or not measures:
             yield Draft(
                 family=FAMILY,
-                shape="count",
+                shape=shape,
                 kind="integer",
-                slots=_slots(ctx, t, words, "count"),
+                slots=_slots(ctx, t, words, metric),
                 tables=(t.name,),
-                sql=_select(count_star(), t, where(conds)),
+                sql=_select(value.copy(), t, where(conds)),
                 nonzero=True,
             )
             continue

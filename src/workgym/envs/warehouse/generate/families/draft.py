@@ -20,6 +20,7 @@ from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.runtime.answers import AnswerKind
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, SchemaCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_time, surrogate
+from workgym.envs.warehouse.schema.meaning import averageable, category, summable
 from workgym.envs.warehouse.source.typemap import NUMERIC_FAMILIES
 
 MAX_DIM_VALUES = 200  # a dimension used for filters or groups has at most this many values
@@ -54,6 +55,11 @@ class Draft:
     sql_fallback: int = 0  # keys: above max_rows (and up to this), ask for an SQL answer instead
     sql_phrase: str = ""  # what the SQL answer returns, when the fallback applies
     declared: list[str] = field(default_factory=list)  # answer values the question itself names
+    # Filters that matter (issue 40): a query counting the outer set of an anti-join, whose
+    # answer must stay under `validate.VACUOUS_SHARE` of it; a share that must be strictly
+    # between 0% and 100% (a total condition, city -> country, asks nothing).
+    outer_sql: exp.Expression | None = None
+    proper_share: bool = False
 
     @property
     def key(self) -> str:
@@ -110,8 +116,8 @@ class CardView:
                 continue
             if surrogate(table, c, c.name in fk_cols):
                 continue
-            if is_time(c) or c.role == "measure":
-                continue
+            if is_time(c) or c.role == "measure" or not category(c):
+                continue  # a count of games or an amount is no category (issue 40)
             if not 2 <= c.distinct_count <= MAX_DIM_VALUES:
                 continue
             if c.top_values and any(v.value is not None for v in c.top_values):
@@ -123,8 +129,8 @@ class CardView:
         for c in table.columns:
             if c.role != "measure" or c.family not in NUMERIC_FAMILIES or c.encoding:
                 continue
-            if c.distinct_count < 3:
-                continue
+            if c.distinct_count < 3 or not averageable(table, c):
+                continue  # no average of a day of month, a code or an identifier
             if nullable is not None and (c.null_count > 0) != nullable:
                 continue
             out.append(c)
@@ -183,11 +189,13 @@ NOT_ADDITIVE = (
 
 
 def additive(col: ColumnCard) -> bool:
-    """Whether a total of this measure is meaningful (by the words of its name)."""
+    """Whether a total of this measure is meaningful: by its meaning (an amount or a count of
+    events, schema/meaning.py) and by the words of its name."""
     from workgym.envs.warehouse.generate.phrasing import split_identifier
 
     words = set(split_identifier(col.name))
-    return not words & set(NOT_ADDITIVE) and col.name.lower() not in NOT_ADDITIVE
+    by_name = not words & set(NOT_ADDITIVE) and col.name.lower() not in NOT_ADDITIVE
+    return by_name and summable(col)
 
 
 def total_answer(col: ColumnCard) -> tuple[AnswerKind, int | None]:

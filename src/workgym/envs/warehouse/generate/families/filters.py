@@ -89,7 +89,9 @@ def month_conditions(ctx: Context, table: TableCard) -> list[Cond]:
 
 
 def filter_sets(ctx: Context, table: TableCard, limit: int = 60) -> list[list[Cond]]:
-    """Up to `limit` condition lists (1-2 conditions each, on distinct columns), shuffled."""
+    """Up to `limit` condition lists (1-2 conditions each, on distinct columns), shuffled;
+    never two equalities of which one implies the other (a city and its country) or that never
+    hold together (a city and another city's country)."""
     dims = dim_conditions(ctx, table)
     measures = measure_conditions(ctx, table)
     months = month_conditions(ctx, table)
@@ -99,4 +101,38 @@ def filter_sets(ctx: Context, table: TableCard, limit: int = 60) -> list[list[Co
     sets += [[a, b] for a, b in itertools.combinations(dims, 2) if a.column != b.column]
     sets += [[m] for m in measures]
     ctx.rng.shuffle(sets)
-    return sets[:limit]
+    out: list[list[Cond]] = []
+    for conds in sets:
+        if len(out) >= limit:
+            break
+        if not implied(ctx, table, conds) and not disjoint(ctx, table, conds):
+            out.append(conds)
+    return out
+
+
+def _pair_counts(ctx: Context, table: TableCard, conds: list[Cond]) -> tuple[int, int, int] | None:
+    """Rows where both of two equality conditions hold, where the first does, the second does
+    (one scan per pair, cached by the runner); None for anything else."""
+    if len(conds) != 2 or any(c.op != "=" for c in conds):
+        return None
+    a, b = (c.ast().sql("duckdb") for c in conds)
+    name = exp.to_identifier(table.name).sql("duckdb")
+    found = ctx.lookup(
+        f"SELECT count(*) FILTER (WHERE {a} AND {b}), count(*) FILTER (WHERE {a}), "
+        f"count(*) FILTER (WHERE {b}) FROM {name}"
+    )
+    return (int(found[0][0]), int(found[0][1]), int(found[0][2])) if found else None
+
+
+def implied(ctx: Context, table: TableCard, conds: list[Cond]) -> bool:
+    """Whether one of two equality conditions holds on every row the other selects, so that it
+    adds nothing ("city is 'Lyon' and country is 'FR'"; issue 40, decision 0145)."""
+    counts = _pair_counts(ctx, table, conds)
+    return counts is not None and bool(counts[0]) and counts[0] in counts[1:]
+
+
+def disjoint(ctx: Context, table: TableCard, conds: list[Cond]) -> bool:
+    """Whether two equality conditions never hold together (a city with another city's postal
+    code): such a filter matches nothing, so every anti-join under it is vacuous."""
+    counts = _pair_counts(ctx, table, conds)
+    return counts is not None and counts[0] == 0

