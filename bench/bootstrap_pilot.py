@@ -175,18 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     env = load(args.env)
     n_dev = len(env.taskset.split("dev"))
     n_train = min(args.train_tasks, len(env.taskset.split("train")))
-    sets = 1 + args.max_examples * args.max_candidates
-    cap = n_train * args.samples + n_dev * sets
-    cmd = " ".join(["python", "bench/bootstrap_pilot.py", *(argv or sys.argv[1:])])
-    print(f"command: {cmd}")
-    print(f"seed {args.seed}; machine: {platform.machine()}, {platform.python_version()}")
-    print(
-        f"budget, before running: at most {cap} episodes ({n_train} train tasks x "
-        f"{args.samples} samples + {n_dev} dev tasks x at most {sets} sets, one episode each); "
-        "the greedy search stops at the first round that fails its gate"
-    )
-    out = Path(args.out)
-    before = episodes_on_disk(out)
     cfg = BootstrapConfig(
         seed=args.seed,
         temperature=args.temperature,
@@ -197,6 +185,18 @@ def main(argv: list[str] | None = None) -> int:
         max_tokens=args.max_tokens,
         concurrency=args.concurrency,
     )
+    sets = 1 + args.max_examples * args.max_candidates
+    cap = cfg.episode_cap(n_train, n_dev)
+    cmd = " ".join(["python", "bench/bootstrap_pilot.py", *(argv or sys.argv[1:])])
+    print(f"command: {cmd}")
+    print(f"seed {args.seed}; machine: {platform.machine()}, {platform.python_version()}")
+    print(
+        f"budget, before running: at most {cap} episodes ({n_train} train tasks x "
+        f"{args.samples} samples + {n_dev} dev tasks x at most {sets} sets, one episode each); "
+        "the greedy search stops at the first round that fails its gate"
+    )
+    out = Path(args.out)
+    before = episodes_on_disk(out)
     started = time.perf_counter()
     agent = get_model(args.model, base_url=args.base_url, api_key=args.api_key)
     res = bootstrap_playbook(env, agent, out=out, config=cfg)

@@ -95,3 +95,14 @@ def test_a_design_the_certificate_refuses_is_said_so_and_exits_2_or_runs(
     text = "\n".join(demo.plan_lines(design, 0.5))
     assert "the certificate would refuse this design" in text
     assert not demo.powered(design, 0.5) and "expect FAIL" in text
+
+
+def test_a_limit_that_is_not_a_number_is_one_clear_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKGYM_DEMO_LIMIT", "abc")
+    assert asyncio.run(demo.demo(tmp_path / "runs" / "demo")) == 2
+    out = capsys.readouterr().out
+    assert "WORKGYM_DEMO_LIMIT='abc' is not a number of test tasks" in out
+    assert "Traceback" not in out and not (tmp_path / "runs").exists()  # checked before writing

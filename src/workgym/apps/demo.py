@@ -54,7 +54,7 @@ MAX_TOKENS = 64  # per model call: a tool call is about 30 tokens, a BFCL answer
 SAMPLING = Sampling(temperature=0.0, max_tokens=MAX_TOKENS)
 # The learner's budget, fixed before the demo was first run (decision 0155): every train task
 # sampled once at 0.7, at most 2 candidate examples, at most 2 in the playbook (greedy search);
-# at most 24 train + 12 x 4 dev episodes.
+# at most 24 train + 12 x 5 dev episodes (`BootstrapConfig.episode_cap`).
 LEARNER = BootstrapConfig(
     train_tasks=24, samples=1, max_candidates=2, max_examples=2, max_tokens=MAX_TOKENS, seed=0
 )
@@ -222,7 +222,14 @@ async def demo(root: Path) -> int:
     console = Console()
     started = time.perf_counter()
     model_name = os.environ.get("WORKGYM_DEMO_MODEL", MODEL)
-    limit_text = os.environ.get("WORKGYM_DEMO_LIMIT")
+    limit_text = os.environ.get("WORKGYM_DEMO_LIMIT", "")
+    if limit_text and not limit_text.isdigit():
+        console.print(
+            f"[bold red]error[/]: WORKGYM_DEMO_LIMIT={limit_text!r} is not a number of test "
+            "tasks; unset it or give a whole number such as 12",
+            highlight=False,
+        )
+        return 2
     limit = int(limit_text) if limit_text else None
     env_dir = root / "env"
     console.rule(f"the job: workgym/toy-examples -> {env_dir}")
@@ -240,6 +247,12 @@ async def demo(root: Path) -> int:
         f"--train-tasks {LEARNER.train_tasks} --samples {LEARNER.samples} "
         f"--max-candidates {LEARNER.max_candidates} --max-examples {LEARNER.max_examples} "
         f"--max-tokens {LEARNER.max_tokens} --out {learn_dir}"
+    )
+    cap = LEARNER.episode_cap(len(env.taskset.split("train")), len(env.taskset.split("dev")))
+    console.print(
+        f"learning on train and dev (test sealed): at most {cap} episodes, about 4 minutes on "
+        "2 idle cores",
+        highlight=False,
     )
     model = get_model(model_name)  # one instance for the learner and both arms
     result = await bootstrap_playbook_async(env, model, out=learn_dir, config=LEARNER)
@@ -269,7 +282,7 @@ async def demo(root: Path) -> int:
             candidate=Policy(model, playbook=playbook_text or None, sampling=SAMPLING),
             suites=[SUITE], suite_limit=SUITE_ITEMS, margins={SUITE: SUITE_MARGIN},
             limit=limit, out=runs / "certificate", admission_dir=runs,
-            progress=False, force_design=True,  # a refused design was said so above
+            progress=True, force_design=True,  # a refused design was said so above
         )
     )  # fmt: skip
     console.print(

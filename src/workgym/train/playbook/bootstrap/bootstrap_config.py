@@ -45,5 +45,12 @@ class BootstrapConfig(BaseModel):
     # not part of the identity
     concurrency: int = Field(8, ge=1)
 
+    def episode_cap(self, n_train: int, n_dev: int) -> int:
+        """An upper bound on the episodes a run plays, stated before it runs: every sampled train
+        task `samples` times, and every dev task once for the empty set and at most
+        `max_examples` rounds of `max_candidates` sets (greedy stops at the first failed gate)."""
+        tasks = n_train if self.train_tasks is None else min(self.train_tasks, n_train)
+        return tasks * self.samples + n_dev * (1 + self.max_examples * self.max_candidates)
+
     def identity(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude={"concurrency"})
