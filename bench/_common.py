@@ -68,10 +68,13 @@ def toy_eval(
 
 
 def openai_name(name: str) -> str:
-    """A bare name is a model on the endpoint (`openai/<name>`); a name with a provider prefix
-    (`hf/smollm2-135m`, a local checkpoint `hf/<dir>`, `scripted/...`) runs as it is, offline."""
+    """A bare name is a model on the endpoint (`openai/<name>`); a name with a registered provider
+    prefix (`hf/smollm2-135m`, a local checkpoint `hf/<dir>`, `llamacpp/qwen2.5-coder-1.5b`,
+    `scripted/...`) runs as it is, offline."""
+    from workgym.models import PROVIDERS
+
     provider = name.partition("/")[0]
-    return name if provider in ("openai", "hf", "scripted") else f"openai/{name}"
+    return name if provider in PROVIDERS or provider == "scripted" else f"openai/{name}"
 
 
 def add_endpoint_args(p: argparse.ArgumentParser, *, whose: str) -> None:

@@ -16,7 +16,9 @@
 
 Baselines: the agent itself, each --baseline-model, the agent under each --baseline-system-prompt
 (a prompt someone wrote by hand, the thing a playbook competes with), and the agent sampled at
-each --baseline-temperature (on dev and test alike; the other arms use the run's temperatures).
+each --baseline-temperature (on dev and test alike; the other arms use the run's temperatures), and
+self-consistency: K attempts and a majority vote for each --baseline-attempts K (their tokens are
+every attempt's).
 An hf/ model (`--model hf/smollm2-135m`) runs here, offline, with no endpoint.
 
 Prints the numbers and writes comparison.json + comparison.png (test reward against tokens per
@@ -47,8 +49,9 @@ from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
 from workgym.run.options import EvalOptions
-from workgym.run.policy import Policy
+from workgym.run.policy import Policy, make_policy
 from workgym.run.runner import eval_async
+from workgym.swarm.policies import Attempts
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
 from workgym.train.playbook.report import token_efficiency
 from workgym.train.playbook.scoring import Baseline
@@ -80,6 +83,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         help="the agent untrained, sampled at this temperature, another baseline (repeatable)",
     )
+    p.add_argument(
+        "--baseline-attempts",
+        action="append",
+        type=int,
+        default=[],
+        help="the agent untrained, K attempts and a majority vote (self-consistency at k = K, "
+        "sampled at --attempts-temperature), another baseline (repeatable)",
+    )
+    p.add_argument("--attempts-temperature", type=float, default=0.7)
     p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
     p.add_argument("--out", type=Path, default=Path("runs/playbook-real"))
     p.add_argument("--epochs", type=int, default=3, help="K epochs per test task and arm")
@@ -157,6 +169,14 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         Baseline(f"untrained {agent.name} at temperature {t:g}", agent, temperature=t)
         for t in args.baseline_temperature
     ]
+    baselines += [
+        Baseline(
+            f"untrained {agent.name}, {k} attempts + vote at T={args.attempts_temperature:g}",
+            Attempts(agent, n=k, select="vote"),
+            temperature=args.attempts_temperature,
+        )
+        for k in args.baseline_attempts
+    ]
     cfg = train_config(args, temperature=args.train_temperature, ni_margin=args.margin)
     console.rule(f"1. train a playbook for {agent.name} on {env.id}")
     result = await train_playbook_async(
@@ -171,7 +191,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     best_dev = max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"]
     sampling = Sampling(temperature=args.test_temperature, max_tokens=args.max_tokens)
     arms = {
-        b.name: Policy(b.model, system_prompt=b.system_prompt, sampling=b.sampling(sampling))
+        b.name: make_policy(b.model, system_prompt=b.system_prompt, sampling=b.sampling(sampling))
         for b in baselines
     }
     trained = f"trained playbook ({result.playbook.hash[:12]})"

@@ -139,3 +139,22 @@ def test_a_sampling_baseline_is_played_at_its_own_temperature(tmp_path: Path) ->
     # the baseline's calls carry 0.9; training's carry 0.7 and the other test arms' 0.0
     temps = {r.get("temperature") for r in requests if r.get("tools")}
     assert {0.9, 0.7, 0.0} <= temps
+
+
+def test_a_self_consistency_baseline_plays_k_attempts_and_counts_them_all(tmp_path: Path) -> None:
+    bench = load_bench()
+    with ToyRulesServer() as server:
+        bench.main(
+            ["--base-url", server.base_url, "--model", "fake-7b", "--env", "workgym/toy-rules",
+             "--out", str(tmp_path), "--epochs", "1", "--group-size", "2", "--batch-size", "4",
+             "--dev-k", "1", "--gate-tasks", "4", "--max-iterations", "1", "--concurrency", "4",
+             "--baseline-attempts", "3", "--no-progress"]
+        )  # fmt: skip
+    summary = json.loads((tmp_path / "comparison.json").read_text())
+    arm = summary["held_out"]["untrained openai/fake-7b, 3 attempts + vote at T=0.7"]
+    plain = summary["held_out"]["untrained openai/fake-7b"]
+    assert arm["episodes"] == plain["episodes"] == 6  # one team episode a task
+    spec = json.loads((Path(arm["run"]) / "run.json").read_text())
+    assert spec["policy"]["sampling"]["temperature"] == 0.7
+    # every attempt's tokens are the arm's: three attempts cost well over one
+    assert arm["tokens_per_task"] > 2 * plain["tokens_per_task"]
