@@ -125,3 +125,27 @@ def test_the_prompt_shows_contrast_marks_verifier_feedback_and_leaves_out_system
     assert text.count("NOT available to the agent at test time") == 2
     assert "Entries it cited: pb-001" in text and "rejected: gate A" in text
     assert "one of: strategy, format" in text and "at most 60 words" in text
+
+
+def test_the_prompt_lists_the_agents_tools_and_a_reply_that_parses() -> None:
+    """A small reflector sees the tools the agent has and one worked reply whose shape is the
+    one `parse_reflection` accepts (the example is for another job, so it carries no answer)."""
+    from workgym.envs.toy_rules.env import ToyRules
+
+    msgs = build_prompt(
+        instructions="Find part codes.",
+        playbook_text="",
+        groups=[],
+        recent=[],
+        sections=["strategies", "pitfalls"],
+        max_words=40,
+        max_lessons=3,
+        tools=[t.spec for t in ToyRules.tools],
+    )
+    text = msgs[1].content
+    assert "# The agent's tools\n\n- lookup_code: Look up the catalogue code of a part." in text
+    assert "- submit_code: Submit the part's code. This ends the task." in text
+    example = text.split("(a unit-conversion agent):\n", 1)[1]
+    reflection = parse_reflection(example)
+    assert [d.op for d in reflection.lessons] == [DeltaOp.ADD]
+    assert reflection.lessons[0].section == "strategies" and json.loads(example)["tags"] == []

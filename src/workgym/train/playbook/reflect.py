@@ -24,6 +24,7 @@ from workgym.core.errors import ModelError
 from workgym.core.messages import Message
 from workgym.core.model import Completion, Model, Sampling
 from workgym.core.tasks import Task
+from workgym.core.tools import ToolSpec
 from workgym.train.playbook.entries import CITATION
 from workgym.train.playbook.groups import Group
 from workgym.train.playbook.lessons import Reflection, parse_reflection
@@ -56,6 +57,17 @@ Rules:
   mention of the grader, verifier, rewards or test files, never "claim success".
 - evidence lists the episode ids (E1, E2, ...) the lesson is based on.
 - Do not propose again a change that the gates rejected unless you fix why it failed."""
+
+# One worked reply, for another job: small reflectors copy a shape far more reliably than they
+# follow a described one (issue 34 measured 6/6 valid lessons from 0.5B and 1.5B models given an
+# example and the tool list, where the 135M model without them echoed its prompt).
+EXAMPLE = """An example of a good reply, for another job (a unit-conversion agent):
+{{"diagnoses": ["the best attempt read the unit the tool reported before converting; the worst \
+assumed metres"],
+  "lessons": [{{"op": "ADD", "section": "{section}", "text": "Read the unit a tool reports and \
+convert from that unit, never from an assumed one.", "target_ids": [], "rationale": "the worst \
+attempt submitted a value in the wrong unit", "evidence": ["E1", "E2"]}}],
+  "tags": []}}"""
 
 
 @dataclass(frozen=True)
@@ -118,8 +130,12 @@ def build_prompt(
     sections: Sequence[str],
     max_words: int,
     max_lessons: int,
+    tools: Sequence[ToolSpec] = (),
 ) -> list[Message]:
     parts = ["# The job (what every agent is told)", instructions.strip() or "(no instructions)"]
+    if tools:
+        listed = (f"- {t.name}: {(t.description.strip().splitlines() or [''])[0]}" for t in tools)
+        parts += ["# The agent's tools", "\n".join(listed)]
     parts += ["# Current playbook", playbook_text.strip() or "(empty: no entries yet)"]
     parts += [
         "# Recent changes and what the gates decided (rejected ones are negative examples)",
@@ -140,6 +156,7 @@ def build_prompt(
     parts.append(
         RULES.format(sections=", ".join(sections), max_words=max_words, max_lessons=max_lessons)
     )
+    parts.append(EXAMPLE.format(section=sections[0] if sections else "strategies"))
     return [
         Message(role="system", content=SYSTEM),
         Message(role="user", content="\n\n".join(parts)),
@@ -185,6 +202,7 @@ async def reflect_step(
         sections=t.pb.sections,
         max_words=t.cfg.max_words,
         max_lessons=t.cfg.max_lessons,
+        tools=[tool.spec for tool in t.env.tools],
     )
     digest = hashlib.sha256("\n".join(m.content for m in messages).encode()).hexdigest()[:16]
     event = t.log.recall("reflection")
