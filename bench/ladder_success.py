@@ -11,6 +11,12 @@ budget a cell (`workgym eval` is stopped when it runs out). A cell that ran out 
 of its n episodes finished, never a rate over a different n; a finished cell reports successes,
 the exact (Clopper-Pearson) 95% interval, completion+prompt tokens per task and wall seconds
 per episode.
+
+`workgym eval` ends an episode after `--episode-seconds` of wall time (180 s by default). On a
+loaded machine a larger model's first reply can take that long (four 1.5B prefills of ops-api's
+tool schemas at once), and such an episode fails for the machine's speed, not the model's
+answer: a cell with any episode cut by time reports `time_cut` and gives no rate, as a cell that
+ran out does.
 """
 
 from __future__ import annotations
@@ -34,10 +40,15 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return low, high
 
 
-def cell(model: str, env: str, split: str, n: int, budget: float, out: Path) -> dict[str, Any]:
+TIME_CUTS = ("time_budget", "time_limit")
+
+
+def cell(
+    model: str, env: str, split: str, n: int, budget: float, out: Path, concurrency: int = 4
+) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "workgym", "eval", env, "--model", model, "--split", split,
-           "--limit", str(n), "--concurrency", "4", "--temperature", "0.3", "--seed", "0",
-           "--out", str(out), "--no-progress"]  # fmt: skip
+           "--limit", str(n), "--concurrency", str(concurrency), "--temperature", "0.3",
+           "--seed", "0", "--out", str(out), "--no-progress"]  # fmt: skip
     started = time.perf_counter()
     try:
         subprocess.run(cmd, timeout=budget, capture_output=True, text=True, check=False)
@@ -56,7 +67,8 @@ def cell(model: str, env: str, split: str, n: int, budget: float, out: Path) -> 
         row["tokens_per_task"] = round(tokens / done)
         row["s_per_episode"] = round(wall / done, 1)
         row["errors"] = sum(e.get("error") is not None for e in episodes)
-    if done == n:
+        row["time_cut"] = sum(e.get("truncation") in TIME_CUTS for e in episodes)
+    if done == n and not row.get("time_cut"):
         low, high = clopper_pearson(wins, n)
         row.update(successes=wins, rate=round(wins / n, 3), ci95=[round(low, 3), round(high, 3)])
     return row
@@ -68,6 +80,7 @@ def main() -> None:
     parser.add_argument("--cells", default="workgym/lookup:dev,workgym/toy-shop:train")
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--budget-s", type=float, default=480)
+    parser.add_argument("--concurrency", type=int, default=4, help="episodes at a time")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -75,7 +88,8 @@ def main() -> None:
         for spec in args.cells.split(","):
             env, split = spec.split(":")
             out = args.out / f"{model.replace('/', '_')}--{env.replace('/', '_')}"
-            print(json.dumps(cell(model, env, split, args.n, args.budget_s, out)), flush=True)
+            row = cell(model, env, split, args.n, args.budget_s, out, args.concurrency)
+            print(json.dumps(row), flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
