@@ -16,6 +16,7 @@ import random
 import re
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -438,7 +439,8 @@ def _investigations(
         # Each part names the tables it concerns: the rejected attempts per fact table and
         # reason (every attempt counted), then the tables that could not host any.
         why = [rejected] if rejected else []
-        why += [f"not planted: {m}" for m in report.missing]
+        missing = Counter(report.missing)
+        why += [f"not planted: {m}" + (f" (x{k})" if k > 1 else "") for m, k in missing.items()]
         why += [f"skipped {s}" for s in report.skipped]
         info["status"] = f"short: {len(tasks)} of {n}"
         info["warning"] = (

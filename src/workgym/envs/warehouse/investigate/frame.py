@@ -1,8 +1,9 @@
 """What an investigation looks at: a fact table, its clock, its periods, and metrics over it.
 
 A `Frame` is chosen from the schema card only (generators see the card, never the source): a
-fact table with a timestamp or date column (or ISO dates in text, or a key into a date
-dimension: TPC-DS ws_sold_date_sk -> date_dim.d_date), at least one dimension to slice by, and
+fact table with a timestamp or date column (or ISO dates in text, a key into a date dimension:
+TPC-DS ws_sold_date_sk -> date_dim.d_date, or its header's date through the header key:
+order_lines.order_id -> orders.order_date), at least one dimension to slice by, and
 enough history for period-over-period comparisons (weeks when it spans ten weeks or more, else
 days).
 A `Metric` is one number per period written as two row expressions, a numerator and an optional

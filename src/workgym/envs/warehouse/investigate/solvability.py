@@ -33,6 +33,7 @@ MIN_EXPLAINED = 0.5
 TOP_RECORDED = 5
 NO_CHANGE = "the metric did not change"
 TOO_SMALL = "the planted slice is too small to rank"
+NO_RANKED = "no slice is large enough to rank"
 
 
 class GateResult(BaseModel):
@@ -70,7 +71,8 @@ def admit_planted(table: SliceTable, planted: SliceKey) -> GateResult:
     total = table.change(table.total)
     top = ranked[:TOP_RECORDED]
     if not ranked:
-        return GateResult(admitted=False, reason=NO_CHANGE, rule=NO_CHANGE, change=total)
+        why = NO_CHANGE if not total else NO_RANKED
+        return GateResult(admitted=False, reason=why, rule=why, change=total)
     mine = next((r for r in ranked if r.key == canon(planted)), None)
     if mine is None:
         return GateResult(admitted=False, reason=TOO_SMALL, rule=TOO_SMALL, change=total, top=top)
@@ -94,7 +96,8 @@ def admit_null(table: SliceTable) -> GateResult:
     total = table.change(table.total)
     top = ranked[:TOP_RECORDED]
     if not ranked:
-        return GateResult(admitted=False, reason=NO_CHANGE, rule=NO_CHANGE, change=total)
+        why = NO_CHANGE if not total else NO_RANKED
+        return GateResult(admitted=False, reason=why, rule=why, change=total)
     ok, why = dominates(ranked, ranked[0])
     if ok:
         return GateResult(
