@@ -1,6 +1,7 @@
 """A small synthetic OLTP store in SQLite (issue 40, time through headers): customers,
-products, an `orders` header carrying the order date, and `order_lines` with product,
-quantity and price but no date of their own. No foreign key is declared: the generator must
+products (with a launch date many products share: a date that is not when a line happened),
+an `orders` header carrying the order date, and `order_lines` with product, quantity and price
+but no date of their own. No foreign key is declared: the generator must
 infer them. Built from a seeded random generator, so every run gets the same file."""
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def build_store(
         """
         CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, customer_name TEXT, city TEXT);
         CREATE TABLE products (product_id INTEGER PRIMARY KEY, product_name TEXT,
-                               category TEXT, list_price REAL);
+                               category TEXT, list_price REAL, launched DATE);
         CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER,
                              order_date DATE, ship_mode TEXT, status TEXT);
         CREATE TABLE order_lines (order_id INTEGER, line_number INTEGER, product_id INTEGER,
@@ -43,11 +44,12 @@ def build_store(
         "INSERT INTO customers VALUES (?, ?, ?)",
         [(i, f"Customer {i:03d}", CITIES[i % len(CITIES)]) for i in range(1, 61)],
     )
+    launches = [dt.date(2020, 1 + i % 3, 1).isoformat() for i in range(products)]  # shared dates
     catalogue = [
-        (i, f"Product {i:03d}", CATEGORIES[i % len(CATEGORIES)], round(4 + i * 2.5, 2))
-        for i in range(1, products + 1)
+        (i, f"Product {i:03d}", CATEGORIES[i % len(CATEGORIES)], round(4 + i * 2.5, 2), day)
+        for i, day in zip(range(1, products + 1), launches, strict=True)
     ]
-    db.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", catalogue)
+    db.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?)", catalogue)
     popularity = [1 / (rank + 1) if best_sellers else 1.0 for rank in range(len(catalogue))]
     start = dt.date(2023, 1, 2)
     lines = []
