@@ -40,10 +40,12 @@ from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, resolve_order_keys, 
 from workgym.verifiers.sql_compare import compare_results
 from workgym.verifiers.sql_exec import execute_sql, open_duckdb
 from workgym.verifiers.sql_fuzz_variants import STRATEGIES, Stage
-from workgym.verifiers.sql_neighbours import Neighbour, neighbours
+from workgym.verifiers.sql_neighbours import Neighbour, neighbours, pasted_keys
 from workgym.verifiers.sql_query_facts import query_facts
 
-FUZZ_VERSION = "2"  # 2: the winners strategy and a copy that changes the answer
+# 2: the winners strategy and a copy that changes the answer; 3: the pasted-keys neighbour and
+# boundary rows that did not hold the value before (decision 0162)
+FUZZ_VERSION = "3"
 QUERY_TIMEOUT_S = 5.0
 QUERY_MAX_ROWS = 10_000
 
@@ -320,6 +322,9 @@ def build_suite(
         con.close()
     facts = query_facts(gold_sql, schema)
     nbs = neighbours(gold_sql)
+    pasted = pasted_keys(gold_sql, [r[0] for r in real.rows if r]) if answer else None
+    if pasted is not None and pasted.sql not in {nb.sql for nb in nbs}:
+        nbs.append(pasted)
     copies: list[_Copy] = []
     unstable = 0
     fallback = None
@@ -351,6 +356,12 @@ def build_suite(
         valid = set(range(len(nbs))) & ran
         chosen = _select(copies, valid, min_copies, max_copies)
         covered = set().union(*(c.catches for c in chosen)) if chosen else set()
+        index = next((i for i, nb in enumerate(nbs) if nb.kind == "pasted_keys"), None)
+        if fallback is None and index is not None and index in valid and index not in covered:
+            fallback = (
+                "no fuzzed copy separates the gold from its answer's keys pasted as the filter"
+                " (WHERE key IN (...)); the copies keep the real data's verdicts"
+            )
         suite = FuzzSuite(
             gold_sql=gold_sql,
             source=str(source),

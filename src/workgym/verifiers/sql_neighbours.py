@@ -8,7 +8,7 @@ sort direction flipped, COUNT vs COUNT(DISTINCT), IS NULL vs IS NOT NULL, MIN vs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
 import sqlglot
@@ -186,3 +186,37 @@ def neighbours(gold_sql: str, dialect: str = "duckdb", limit: int = 80) -> list[
     for m in _literal_shifts(tree):
         add("literal", m)
     return found
+
+
+MAX_PASTED_KEYS = 5000  # a longer list of answer values makes a query no agent would write
+
+
+def pasted_keys(
+    gold_sql: str, values: Sequence[object], dialect: str = "duckdb"
+) -> Neighbour | None:
+    """The gold's filter replaced by `first column IN (the real answer's first-column values)`.
+
+    This wrong answer knows the real answer and nothing else, and it matches the gold on every
+    copy whose rows keep the real data's verdicts: an anti-join copy where no kept row gains or
+    loses its inner match (decision 0162). As a neighbour, the suite picks a copy that catches
+    it when one exists, and reports it uncaught when none does. None when the gold has no WHERE,
+    its first output is not a plain column, or the answer is empty or too long to paste.
+    """
+    tree = sqlglot.parse_one(gold_sql, read=dialect)
+    if not isinstance(tree, exp.Select) or tree.args.get("where") is None or not tree.expressions:
+        return None
+    column = tree.expressions[0].unalias()
+    kept = [v for v in dict.fromkeys(values) if v is not None]
+    if not isinstance(column, exp.Column) or not kept or len(kept) > MAX_PASTED_KEYS:
+        return None
+    numbers = [v for v in kept if isinstance(v, int | float) and not isinstance(v, bool)]
+    texts = [v for v in kept if isinstance(v, str)]
+    if len(numbers) == len(kept):
+        items = [exp.Literal.number(v) for v in sorted(numbers)]
+    elif len(texts) == len(kept):
+        items = [exp.Literal.string(v) for v in sorted(texts)]
+    else:
+        return None  # dates, decimals, mixed: their literal spelling is the dialect's business
+    tree = tree.copy()
+    tree.set("where", exp.Where(this=exp.In(this=column.copy(), expressions=items)))
+    return Neighbour(kind="pasted_keys", sql=tree.sql(dialect=dialect))

@@ -16,6 +16,7 @@ import random
 import re
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -429,16 +430,25 @@ def _investigations(
         meta.setdefault("template", f"F9.{meta.get('cause_type') or 'none'}")
         meta.setdefault("tables", [])
         tasks.append(t.model_copy(update={"meta": meta}))
+    report = built.report
     info: dict[str, Any] = {"status": "ok", "tasks": len(tasks), "requested": n}
+    rejected = report.rejection_summary()
+    if rejected:
+        info["rejected"] = report.rejection_records()
     if len(tasks) < n:
-        why = [*built.report.skipped, *built.report.missing][:4]
+        # Each part names the tables it concerns: the rejected attempts per fact table and
+        # reason (every attempt counted), then the tables that could not host any.
+        why = [rejected] if rejected else []
+        missing = Counter(report.missing)
+        why += [f"not planted: {m}" + (f" (x{k})" if k > 1 else "") for m, k in missing.items()]
+        why += [f"skipped {s}" for s in report.skipped]
         info["status"] = f"short: {len(tasks)} of {n}"
         info["warning"] = (
             f"F9: below its quota: {len(tasks)} of {n} investigations"
             + (f" ({'; '.join(why)})" if why else "")
-            + "; it needs a fact table of 1000+ rows with a time axis (a date/timestamp column, "
-            "ISO dates in text, or a key into a date dimension) spanning 10+ days and a column "
-            "of 2-120 values to slice by"
+            + f"; it needs a fact table of {report.min_rows}+ rows with a time axis (a date or "
+            "timestamp column, ISO dates in text, a key into a date dimension, or its header's "
+            "date through a key) spanning 10+ days and a column of 2-120 values to slice by"
         )
     return tasks, info
 

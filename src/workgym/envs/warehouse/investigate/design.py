@@ -45,7 +45,6 @@ COMPATIBLE: dict[str, tuple[MetricKind, ...]] = {
 }
 ONE_DIM_SHARE = (0.03, 0.35)
 TWO_DIM_SHARE = (0.02, 0.2)
-MIN_ROWS = 30
 STRENGTH = (3.0, 6.0)  # planted effect, in typical natural changes
 UNITS = {"minute": 60.0, "hour": 60.0, "mile": 1.609344, "feet": 0.3048, "foot": 0.3048,
          "dollar": 100.0, "usd": 100.0, "second": 1000.0}  # fmt: skip
@@ -100,6 +99,15 @@ def _naive(value: Any) -> dt.datetime:
     return dt.datetime(value.year, value.month, value.day)
 
 
+NO_SLICE = "no slice with a moderate share of the window's rows"
+IMPLAUSIBLE = "the shock a plant needs would be implausible for the column"
+
+
+def design_rule(why: str) -> str:
+    """A `design` refusal without its numbers (rejections are counted by it)."""
+    return IMPLAUSIBLE if why.startswith("a shock of ") else why
+
+
 def slice_choices(
     table: SliceTable,
     exclude: set[str] = frozenset(),  # type: ignore[assignment]
@@ -109,7 +117,7 @@ def slice_choices(
     ones: list[SliceKey] = []
     twos: list[SliceKey] = []
     for key, cell in sorted(table.cells.items(), key=lambda kv: str(kv[0])):
-        if any(c in exclude for c, _ in key) or min(cell.rows_b, cell.rows_w) < MIN_ROWS:
+        if any(c in exclude for c, _ in key) or min(cell.rows_b, cell.rows_w) < table.plant_rows:
             continue
         share = cell.rows_w / total
         lo, hi = ONE_DIM_SHARE if len(key) == 1 else TWO_DIM_SHARE
@@ -181,7 +189,7 @@ def design(
     exclude = {metric.column} if cause == "join_break" and metric.column else set()
     key = pick_mix_slice(rng, pre) if cause == "mix_shift" else pick_slice(rng, pre, exclude)
     if key is None:
-        return None, "no slice with a moderate share of the window's rows"
+        return None, NO_SLICE
     cell = pre.cells[key]
     common: dict[str, Any] = {
         "cause_type": cause,

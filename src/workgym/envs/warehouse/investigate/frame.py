@@ -1,8 +1,9 @@
 """What an investigation looks at: a fact table, its clock, its periods, and metrics over it.
 
 A `Frame` is chosen from the schema card only (generators see the card, never the source): a
-fact table with a timestamp or date column (or ISO dates in text, or a key into a date
-dimension: TPC-DS ws_sold_date_sk -> date_dim.d_date), at least one dimension to slice by, and
+fact table with a timestamp or date column (or ISO dates in text, a key into a date dimension:
+TPC-DS ws_sold_date_sk -> date_dim.d_date, or its header's date through the header key:
+order_lines.order_id -> orders.order_date), at least one dimension to slice by, and
 enough history for period-over-period comparisons (weeks when it spans ten weeks or more, else
 days).
 A `Metric` is one number per period written as two row expressions, a numerator and an optional
@@ -27,7 +28,17 @@ from workgym.envs.warehouse.source.duck import qi, ql
 Period = Literal["week", "day"]
 MetricKind = Literal["count", "sum", "avg", "joined_count", "joined_sum", "hour_avg"]
 MAX_SLICE_VALUES = 120  # a dimension with more values makes slices too thin to read
-MIN_FACT_ROWS = 1000
+# The smallest fact table investigations consider, and the size from which slices keep their
+# full floors (decision 0161). A plant needs a slice of at least `plant_rows` rows in both the
+# baseline and the window holding at most 35% of a period's rows (design.ONE_DIM_SHARE), over
+# MIN_PERIODS complete periods plus two partial ones: 12 * 10 / 0.35 = 343 rows at the small
+# floor of 10, 12 * 30 / 0.35 = 1029 at the full floor of 30 (the old MIN_FACT_ROWS of 1000).
+# Below FULL_FACT_ROWS the slice floors drop, and the solvability gate decides on the planted
+# copy whether the plant is still the one clear explanation.
+MIN_FACT_ROWS = 350
+FULL_FACT_ROWS = 1000
+PLANT_ROWS = (30, 10)  # rows a planted slice needs in each period: full, small tables
+RANK_ROWS = (30, 20)  # rows (baseline + window) a slice needs to be ranked: full, small
 MIN_PERIODS = 10
 TIMESTAMP_FAMILIES = ("timestamp", "timestamptz")
 PERIOD_LENGTH = {"week": dt.timedelta(days=7), "day": dt.timedelta(days=1)}
@@ -67,6 +78,9 @@ class Frame(BaseModel):
     time_dim_key: str | None = None
     time_dim_column: str | None = None
     time_anchor: tuple[int, str] | None = None  # (key, date): date = date + (key - key) days
+    # The time is the header's (order_lines.order_id -> orders.order_date): many headers share
+    # a date, so no key stands for a date and rows cannot be moved in time (no mix_shift).
+    time_via_header: bool = False
 
     @property
     def t(self) -> str:
@@ -90,6 +104,8 @@ class Frame(BaseModel):
     def key_of(self, timestamp: str) -> str:
         """The scalar subquery finding the date dimension's key of a timestamp expression."""
         assert self.time_dim and self.time_dim_key and self.time_dim_column
+        if self.time_via_header:
+            raise ValueError(f"{self.fact}'s time is its header's: no key stands for a date")
         if self.time_anchor is not None:
             k0, d0 = self.time_anchor
             return f"SELECT {int(k0)} + date_diff('day', DATE {ql(d0)}, CAST({timestamp} AS DATE))"
@@ -171,6 +187,16 @@ class Metric(BaseModel):
         if den is None:
             return num
         return f"{num} / nullif(sum({den}), 0)"
+
+
+def plant_rows(frame: Frame) -> int:
+    """Rows a planted slice needs in each of baseline and window (see MIN_FACT_ROWS)."""
+    return PLANT_ROWS[frame.rows < FULL_FACT_ROWS]
+
+
+def rank_rows(frame: Frame) -> int:
+    """Rows (baseline + window) a slice needs before the explainer ranks it."""
+    return RANK_ROWS[frame.rows < FULL_FACT_ROWS]
 
 
 def ts(value: dt.datetime) -> str:
@@ -268,6 +294,7 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
                     if link and link.anchor_key is not None and link.anchor_date
                     else None
                 ),
+                time_via_header=link is not None and link.via == "header",
                 period=period,
                 dims=dims,
                 measures=[c.name for c in view.measures(table)],

@@ -22,11 +22,10 @@ from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Model, Sampling, Usage, message_tokens
 from workgym.envs.warehouse.investigate import diagnose
 from workgym.envs.warehouse.investigate.build import evidence_sql
-from workgym.envs.warehouse.investigate.frame import Frame, Metric, ts
+from workgym.envs.warehouse.investigate.frame import Frame, Metric, plant_rows, rank_rows, ts
 from workgym.envs.warehouse.investigate.oracle import RUN_SQL, SUBMIT
 from workgym.envs.warehouse.investigate.slices import (
     MAX_PAIR_DIMS,
-    MIN_SLICE_ROWS,
     MIN_SLICE_SHARE,
     Cell,
     Explained,
@@ -83,7 +82,7 @@ def search_sql(frame: Frame, metric: Metric, question: dict[str, Any]) -> str:
         f"rows_b, count(*) FILTER (WHERE __w) AS rows_w, {agg} FROM base "
         f"GROUP BY GROUPING SETS ({grouping})), "
         f"t AS (SELECT * FROM g WHERE __g = {full}) "
-        f"SELECT g.* FROM g, t WHERE g.__g = {full} OR (g.rows_b + g.rows_w >= {MIN_SLICE_ROWS} "
+        f"SELECT g.* FROM g, t WHERE g.__g = {full} OR (g.rows_b + g.rows_w >= {rank_rows(frame)} "
         f"AND {share} >= {MIN_SLICE_SHARE} AND {share} < 1) "
         f"ORDER BY g.__g = {full} DESC, {explained} * abs({explained}) / {share} DESC NULLS LAST "
         f"LIMIT {MAX_ROWS}"
@@ -109,7 +108,13 @@ def read_search(rows: list[list[Any]], frame: Frame, ratio: bool) -> SliceTable:
             total = cell
         elif all(values[i] is not None for i in present):
             cells[canon([(dims[i], values[i]) for i in present])] = cell
-    return SliceTable(ratio=ratio, total=total, cells=cells)
+    return SliceTable(
+        ratio=ratio,
+        total=total,
+        cells=cells,
+        min_rows=rank_rows(frame),
+        plant_rows=plant_rows(frame),
+    )
 
 
 def _rows(message: Message | None) -> list[list[Any]] | None:

@@ -58,6 +58,12 @@ query you ran as evidence; every query is re-run and its number checked."""
 def clock_of(frame: Frame) -> str:
     """Which column puts a row in a period, in words."""
     row = row_nouns(frame.fact)[0]
+    if frame.time_via_header:
+        return (
+            f"Each {row}'s time is {frame.time_dim}.{frame.time_dim_column} of the "
+            f"{row_nouns(frame.time_dim or '')[0]} that {frame.fact}.{frame.time_column} "
+            "references."
+        )
     if frame.time_dim is not None or frame.time_anchor is not None:
         dim = f"`{frame.time_dim}`" if frame.time_dim else "its date dimension"
         return f"Each {row}'s time is the date {frame.fact}.{frame.time_column} refers to in {dim}."

@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from workgym.envs.warehouse.investigate.design import COMPATIBLE, Study, Window, design, study
-from workgym.envs.warehouse.investigate.frame import Frame, Metric
+from workgym.envs.warehouse.investigate.design import (
+    COMPATIBLE,
+    Study,
+    Window,
+    design,
+    design_rule,
+    study,
+)
+from workgym.envs.warehouse.investigate.frame import MIN_FACT_ROWS, Frame, Metric
 from workgym.envs.warehouse.investigate.manifest import Jitter
 from workgym.envs.warehouse.investigate.mechanisms import PlantSpec, planted_select
 from workgym.envs.warehouse.investigate.plant import JITTER_RATE, jittered
@@ -27,6 +34,17 @@ from workgym.envs.warehouse.schema.card import SchemaCard
 
 NULL_SHARE = 0.15
 MAX_ATTEMPTS = 15
+NO_PERIOD = "no period to use"
+NOT_MOVED = "the plant did not move the metric"
+AGAINST = "the plant moved the metric against the observed change"
+
+
+class Rejection(BaseModel):
+    """How many plant attempts on one fact table were rejected for one reason."""
+
+    table: str
+    reason: str
+    count: int = 0
 
 
 class BuildReport(BaseModel):
@@ -35,10 +53,38 @@ class BuildReport(BaseModel):
     by_cause: dict[str, int] = Field(default_factory=dict)
     attempts: int = 0
     rejected: list[str] = Field(default_factory=list)
+    # Every rejected attempt, counted per (fact table, reason): what the warning prints.
+    rejections: list[Rejection] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)  # causes no attempt could plant
     refilled: list[str] = Field(default_factory=list)  # types that took the missing slots
     skipped: list[str] = Field(default_factory=list)  # fact tables that cannot host tasks
     timings_s: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def min_rows(self) -> int:
+        return MIN_FACT_ROWS
+
+    def rejection_records(self) -> list[dict[str, object]]:
+        return [r.model_dump() for r in self.rejections]
+
+    def reject(self, table: str, reason: str) -> None:
+        for r in self.rejections:
+            if (r.table, r.reason) == (table, reason):
+                r.count += 1
+                return
+        self.rejections.append(Rejection(table=table, reason=reason, count=1))
+
+    def rejection_summary(self) -> str:
+        """'540 rejected plant attempts: stats (400 no slice ...; 140 ...)', tables by count."""
+        total = sum(r.count for r in self.rejections)
+        if not total:
+            return ""
+        tables: dict[str, list[Rejection]] = {}
+        for r in sorted(self.rejections, key=lambda r: (-r.count, r.reason)):
+            tables.setdefault(r.table, []).append(r)
+        order = sorted(tables, key=lambda t: (-sum(r.count for r in tables[t]), t))
+        parts = [f"{t} ({'; '.join(f'{r.count} {r.reason}' for r in tables[t])})" for t in order]
+        return f"{total} rejected plant attempts: {', '.join(parts)}"
 
 
 @dataclass
@@ -116,6 +162,8 @@ class Finder:
     def _options(self, cause: str) -> list[tuple[Frame, list[Metric]]]:
         out = []
         for frame in self.frames:
+            if cause == "mix_shift" and frame.time_via_header:
+                continue  # copies cannot move in time: no key stands for a later date
             ok = [
                 m
                 for m in self.catalogue[frame.fact]
@@ -141,19 +189,23 @@ class Finder:
             self.report.attempts += 1
             frame, candidates = self.rng.choices(options, weights=weights)[0]
             metric = self.rng.choice(candidates)
-            found, why = self._try(cause, frame, metric)
+            found, why, rule = self._try(cause, frame, metric)
             if found is not None:
                 found.attempts = attempt
                 return found
-            self.report.rejected.append(f"{cause} on {metric.kind}:{metric.column or '-'}: {why}")
+            self.report.rejected.append(
+                f"{cause} on {frame.fact} {metric.kind}:{metric.column or '-'}: {why}"
+            )
+            self.report.reject(frame.fact, rule)
         self.report.missing.append(f"{cause}: no admissible plant in {MAX_ATTEMPTS} attempts")
         return None
 
-    def _try(self, cause: str, frame: Frame, metric: Metric) -> tuple[Found | None, str]:
+    def _try(self, cause: str, frame: Frame, metric: Metric) -> tuple[Found | None, str, str]:
+        """(found, "", "") or (None, why, the reason's rule: why without numbers or slices)."""
         st = self._study(frame, metric)
         pool = st.loud() if cause == NORMAL else st.quiet()
         if not pool:
-            return None, "no period to use"
+            return None, NO_PERIOD, NO_PERIOD
         win = self.rng.choice(pool)
         jitter = Jitter(salt=self.rng.getrandbits(31), rate=JITTER_RATE)
         base = jittered(frame, jitter)
@@ -161,22 +213,22 @@ class Finder:
         if cause == NORMAL:
             gate = admit_null(pre)
             if not gate.admitted:
-                return None, gate.reason
-            return Found(cause, st, win, jitter, gate, pre), ""
+                return None, gate.reason, gate.rule
+            return Found(cause, st, win, jitter, gate, pre), "", ""
         typed: CauseType = cause  # type: ignore[assignment]
         spec, why = design(typed, st, win, pre, self.card, self.rng)
         if spec is None:
-            return None, why
+            return None, why, design_rule(why)
         relation = f"({planted_select(spec, frame, base)})"
         post = slice_table(self.con, frame, metric, win.baseline, win.window, relation=relation)
         key = canon([(t.column, t.value) for t in spec.slice])
         gate = admit_planted(post, key)
         if not gate.admitted:
-            return None, gate.reason
+            return None, gate.reason, gate.rule
         before, after = pre.value(pre.total, "w"), post.value(post.total, "w")
         change = post.change(post.total)
         if before is None or after is None or after == before or not change:
-            return None, "the plant did not move the metric"
+            return None, NOT_MOVED, NOT_MOVED
         if (after > before) != (change > 0):
-            return None, "the plant moved the metric against the observed change"
-        return Found(cause, st, win, jitter, gate, post, spec, before), ""
+            return None, AGAINST, AGAINST
+        return Found(cause, st, win, jitter, gate, post, spec, before), "", ""

@@ -22,12 +22,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workgym.envs.warehouse.investigate.frame import Frame, Metric, ts
+from workgym.envs.warehouse.investigate.frame import Frame, Metric, plant_rows, rank_rows, ts
 from workgym.envs.warehouse.runtime.conclusion_answer import PredicateTerm as Term
 from workgym.envs.warehouse.source.duck import qi, ql
 
 MAX_PAIR_DIMS = 6
-MIN_SLICE_ROWS = 30
+MIN_SLICE_ROWS = 30  # a large table's floor; smaller ones use frame.rank_rows
 MIN_SLICE_SHARE = 0.002
 
 
@@ -156,6 +156,8 @@ class SliceTable(BaseModel):
     ratio: bool
     total: Cell
     cells: dict[SliceKey, Cell]
+    min_rows: int = MIN_SLICE_ROWS  # rows (baseline + window) a slice needs to be ranked
+    plant_rows: int = 30  # rows a planted slice needs in each period (design.slice_choices)
 
     def value(self, cell: Cell, period: Literal["b", "w"]) -> float | None:
         num = cell.num_b if period == "b" else cell.num_w
@@ -178,7 +180,7 @@ class SliceTable(BaseModel):
         for key, cell in self.cells.items():
             n = cell.rows_b + cell.rows_w
             share = n / rows
-            if n < MIN_SLICE_ROWS or share < MIN_SLICE_SHARE or share >= 1:
+            if n < self.min_rows or share < MIN_SLICE_SHARE or share >= 1:
                 continue
             rest = self.change(self.total.minus(cell))
             if rest is None:
@@ -252,7 +254,13 @@ def slice_table(
             cell.rows_w, cell.num_w, cell.den_w = n, x, y
         else:
             cell.rows_b, cell.num_b, cell.den_b = n, x, y
-    return SliceTable(ratio=metric.den(frame) is not None, total=total, cells=cells)
+    return SliceTable(
+        ratio=metric.den(frame) is not None,
+        total=total,
+        cells=cells,
+        min_rows=rank_rows(frame),
+        plant_rows=plant_rows(frame),
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -31,11 +31,15 @@ from workgym.envs.warehouse.investigate.slices import (
 RATIO = 2.0
 MIN_EXPLAINED = 0.5
 TOP_RECORDED = 5
+NO_CHANGE = "the metric did not change"
+TOO_SMALL = "the planted slice is too small to rank"
+NO_RANKED = "no slice is large enough to rank"
 
 
 class GateResult(BaseModel):
     admitted: bool
     reason: str
+    rule: str = ""  # the reason without numbers or slices: rejections are counted by it
     change: float | None = None
     planted: Explained | None = None
     top: list[Explained] = Field(default_factory=list)
@@ -54,28 +58,36 @@ def dominates(ranked: list[Explained], best: Explained) -> tuple[bool, str]:
     return True, f"{best.label()} explains {best.explained:.0%}"
 
 
+def dominance_rule(best: Explained) -> str:
+    """Which test of `dominates` failed for `best`, in words that do not vary."""
+    if best.explained < MIN_EXPLAINED:
+        return f"the slice explains under {MIN_EXPLAINED:.0%} of the change"
+    return f"an unrelated slice scores more than 1/{RATIO:g} of the slice's score"
+
+
 def admit_planted(table: SliceTable, planted: SliceKey) -> GateResult:
     """Gate for a planted task whose planted slice is `planted`."""
     ranked = table.explain()
     total = table.change(table.total)
     top = ranked[:TOP_RECORDED]
     if not ranked:
-        return GateResult(admitted=False, reason="the metric did not change", change=total)
+        why = NO_CHANGE if not total else NO_RANKED
+        return GateResult(admitted=False, reason=why, rule=why, change=total)
     mine = next((r for r in ranked if r.key == canon(planted)), None)
     if mine is None:
-        return GateResult(
-            admitted=False, reason="the planted slice is too small to rank", change=total, top=top
-        )
+        return GateResult(admitted=False, reason=TOO_SMALL, rule=TOO_SMALL, change=total, top=top)
     if ranked[0].key != mine.key:
         return GateResult(
             admitted=False,
             reason=f"the planted slice {mine.label()} is outranked by {ranked[0].label()}",
+            rule="the planted slice is outranked by another slice",
             change=total,
             planted=mine,
             top=top,
         )
     ok, why = dominates(ranked, mine)
-    return GateResult(admitted=ok, reason=why, change=total, planted=mine, top=top)
+    rule = "" if ok else dominance_rule(mine)
+    return GateResult(admitted=ok, reason=why, rule=rule, change=total, planted=mine, top=top)
 
 
 def admit_null(table: SliceTable) -> GateResult:
@@ -84,11 +96,16 @@ def admit_null(table: SliceTable) -> GateResult:
     total = table.change(table.total)
     top = ranked[:TOP_RECORDED]
     if not ranked:
-        return GateResult(admitted=False, reason="the metric did not change", change=total)
+        why = NO_CHANGE if not total else NO_RANKED
+        return GateResult(admitted=False, reason=why, rule=why, change=total)
     ok, why = dominates(ranked, ranked[0])
     if ok:
         return GateResult(
-            admitted=False, reason=f"looks like a single cause: {why}", change=total, top=top
+            admitted=False,
+            reason=f"looks like a single cause: {why}",
+            rule="a slice looks like a single cause (no plant to explain it)",
+            change=total,
+            top=top,
         )
     why = f"no single slice dominates ({why})"
     return GateResult(admitted=True, reason=why, change=total, top=top)

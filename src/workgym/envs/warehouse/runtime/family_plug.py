@@ -36,6 +36,13 @@ class FamilyReport(Protocol):
     @property
     def missing(self) -> list[str]: ...  # what no attempt could build
 
+    @property
+    def min_rows(self) -> int: ...  # the smallest table the family considers
+
+    def rejection_summary(self) -> str: ...  # every rejected attempt, per table and reason
+
+    def rejection_records(self) -> list[dict[str, object]]: ...  # the same, as records
+
 
 class BuiltTasks(Protocol):
     """What a family's `build` returns: its tasks (ids, prompts, answers, meta) and its report."""

@@ -91,7 +91,12 @@ class ForeignKeyCard(BaseModel):
 class TimeLinkCard(BaseModel):
     """Time reached through a key: `table.column` references `dim.key`, whose row carries the
     date (TPC-DS ws_sold_date_sk -> date_dim.d_date). `min`/`max` are the dates the fact's rows
-    actually reach; `resolved` the share of non-NULL keys that find their date."""
+    actually reach; `resolved` the share of non-NULL keys that find their date.
+
+    `via` says what the referenced table is: "dimension", a calendar whose date is unique (one
+    row per day), or "header", the header of a header/line pair (order_lines.order_id ->
+    orders.order_date, many orders a day): the line inherits its header's date. Cards written
+    before headers counted have no `via` and read as "dimension"."""
 
     table: str
     column: str
@@ -107,6 +112,7 @@ class TimeLinkCard(BaseModel):
     # number), date = anchor_date + (key - anchor_key) days: arithmetic instead of a lookup.
     anchor_key: int | None = None
     anchor_date: str | None = None
+    via: Literal["dimension", "header"] = "dimension"
 
 
 class TableCard(BaseModel):

