@@ -18,7 +18,13 @@ from workgym.envs.warehouse.investigate.evidence import EvidenceCheck
 from workgym.envs.warehouse.investigate.findings import checks_of
 from workgym.envs.warehouse.investigate.findings_report import Finding
 from workgym.envs.warehouse.investigate.frame import Frame, MetricWords, discover, metrics
-from workgym.envs.warehouse.investigate.grain import bucket_problem, measure
+from workgym.envs.warehouse.investigate.grain import (
+    NOISE_Z,
+    bucket_problem,
+    measure,
+    z_needed,
+    z_of,
+)
 from workgym.envs.warehouse.runtime.conclusion_answer import PredicateTerm
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
@@ -231,7 +237,15 @@ def test_claims_need_a_number_and_a_slice_that_carries_the_move(tmp_path: Path) 
     assert not number.passed and "number" in number.detail
     from workgym.envs.warehouse.investigate.findings_report import Support
 
-    noisy = alert.model_copy(update={"z": 2.5})  # an average that moved 2.5 standard errors
+    # 97 rows one week, 152 the next: 3.5 standard errors of Poisson arrivals, noise (4 needed)
+    z = z_of("count", 55.0, (97, 97.0), (152, 152.0))
+    assert z is not None and 3.4 < z < 3.6 < NOISE_Z
+    # an average of 40 over two buckets of 30 values with variance 100: 3.9 standard errors
+    z = z_of("avg", 10.0, (30, 100.0), (30, 100.0))
+    assert z is not None and 3.8 < z < NOISE_Z
+    # many moves compared raise the bar (Bonferroni at 5%), never under NOISE_Z
+    assert z_needed(1) == NOISE_Z and 4.8 < z_needed(30_000) < 5.0
+    noisy = alert.model_copy(update={"z": 2.5})  # a move of 2.5 standard errors
     noise = {c.rule: c for c in checks_of(_finding(noisy, "normal_variation"), noisy)}["noise"]
     assert not noise.passed and "2.5 standard errors" in noise.detail
     shock = _finding(alert, "segment_shock")

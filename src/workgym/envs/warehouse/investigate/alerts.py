@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from workgym.core.tasks import Task
-from workgym.envs.warehouse.investigate.design import study
+from workgym.envs.warehouse.investigate.design import Window, study
 from workgym.envs.warehouse.investigate.events import (
     SAME_EVENT,
     Footprint,
@@ -48,6 +48,7 @@ from workgym.envs.warehouse.investigate.grain import (
     bucket_problem,
     measure,
     spreads,
+    z_needed,
     z_of,
 )
 from workgym.envs.warehouse.investigate.prompts import render
@@ -90,7 +91,8 @@ class Alert(BaseModel):
     change: float
     surprise: float  # |change| / the metric's median absolute change
     buckets: tuple[Bucket, Bucket] | None = None  # the baseline's and the window's
-    z: float | None = None  # an average's move in standard errors (None: not an average)
+    z: float | None = None  # the move in standard errors of its buckets' sampling
+    z_needed: float = NOISE_Z  # the bar for this pick (grain.z_needed)
     driver: list[PredicateTerm] = Field(default_factory=list)  # the dominating slice, if any
     driver_explained: float | None = None
     also: list[AlsoShows] = Field(default_factory=list)  # the same event in other metrics
@@ -149,6 +151,8 @@ class Picked(BaseModel):
     refused: list[Refusal] = Field(default_factory=list)  # tables whose grain refuses the period
     artefacts: list[str] = Field(default_factory=list)  # per table: buckets that carry no alert
     merged: int = 0  # moves listed under another alert (the same event)
+    noise: int = 0  # (metric, period) moves within sampling noise
+    z_needed: float = 0.0  # the bar they missed, in standard errors
 
 
 def _candidates(con: Any, card: SchemaCard, picked: Picked) -> list[Alert]:
@@ -156,6 +160,8 @@ def _candidates(con: Any, card: SchemaCard, picked: Picked) -> list[Alert]:
     frames, picked.skipped = discover(card)
     words = MetricWords(card)
     found: list[Alert] = []
+    studied: list[tuple[Frame, Metric, float, list[tuple[Window, Bucket, Bucket, float | None]]]]
+    studied = []
     for frame in frames:
         grain = measure(con, frame)
         why = grain.refusal()
@@ -184,29 +190,37 @@ def _candidates(con: Any, card: SchemaCard, picked: Picked) -> list[Alert]:
                 b, a = grain.bucket(w.baseline[0]), grain.bucket(w.window[0])
                 if b is None or a is None or b.start in bad or a.start in bad:
                     continue
-                z = z_of(w.change, spread.get(b.start), spread.get(a.start)) if spread else None
-                if z is not None and z < NOISE_Z:
-                    continue  # an average that moved within sampling error
+                z = z_of(metric.kind, w.change, spread.get(b.start), spread.get(a.start))
                 fit.append((w, b, a, z))
-            if not fit:
-                continue
-            top, b, a, z = max(fit, key=lambda f: abs(f[0].change))
-            found.append(
-                Alert(
-                    frame=frame,
-                    metric=metric,
-                    baseline=top.baseline,
-                    window=top.window,
-                    values=(
-                        _values(con, frame, metric, *top.baseline),
-                        _values(con, frame, metric, *top.window),
-                    ),
-                    change=top.change,
-                    surprise=abs(top.change) / st.scale,
-                    buckets=(b, a),
-                    z=None if z is None or math.isinf(z) else round(z, 2),
-                )
+            if fit:
+                studied.append((frame, metric, st.scale, fit))
+    # Every (metric, period) compared is one test: the bar rises with their number, so that the
+    # whole pick holds a sampling-noise alert with probability under FAMILY_ERROR.
+    needed = z_needed(sum(len(f[3]) for f in studied))
+    picked.z_needed = round(needed, 2)
+    for frame, metric, scale, fit in studied:
+        real = [f for f in fit if f[3] is None or f[3] >= needed]
+        picked.noise += len(fit) - len(real)
+        if not real:
+            continue
+        top, b, a, z = max(real, key=lambda f: abs(f[0].change))
+        found.append(
+            Alert(
+                frame=frame,
+                metric=metric,
+                baseline=top.baseline,
+                window=top.window,
+                values=(
+                    _values(con, frame, metric, *top.baseline),
+                    _values(con, frame, metric, *top.window),
+                ),
+                change=top.change,
+                surprise=abs(top.change) / scale,
+                buckets=(b, a),
+                z=None if z is None or math.isinf(z) else round(z, 2),
+                z_needed=round(needed, 2),
             )
+        )
     found.sort(key=lambda a: (-a.surprise, a.metric.label))
     return found[:MAX_CANDIDATES]
 

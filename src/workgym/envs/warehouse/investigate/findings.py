@@ -225,8 +225,9 @@ def checks_of(finding: Finding, alert: Alert) -> list[Check]:
     out.append(
         Check(
             rule="noise",
-            passed=alert.z is None or alert.z >= NOISE_Z,
-            detail=f"the average moved by {alert.z} standard errors (< {NOISE_Z:g})",
+            passed=alert.z is None or alert.z >= max(alert.z_needed, NOISE_Z),
+            detail=f"the metric moved by {alert.z} standard errors (< "
+            f"{max(alert.z_needed, NOISE_Z):g}, the bar for the moves compared)",
         )
     )
     if finding.cause_type == NORMAL:
@@ -321,6 +322,8 @@ async def investigate_async(
         refused=picked.refused,
         artefacts=picked.artefacts,
         merged=picked.merged,
+        noise=picked.noise,
+        z_needed=picked.z_needed,
         findings=findings,
     )
 

@@ -41,8 +41,9 @@ RULES: dict[str, str] = {
     "number shows nothing a person can check",
     "buckets": "both compared buckets hold enough rows and neither is a partial bucket at the "
     "edge of the data's range: otherwise the move is an artefact of the buckets",
-    "noise": "an average moved by at least 4 standard errors of the difference of the two "
-    "buckets' means: a smaller move is what sampling a few rows gives",
+    "noise": "the move is at least 4 standard errors of what sampling the two buckets' rows "
+    "gives (means for an average, Poisson arrivals for a count or a sum), more when many moves "
+    "were compared (Bonferroni at 5% for the whole pick): a smaller move is noise",
     "slice": "the claimed slice holds enough rows and accounts for at least half of the change in "
     "the claimed direction: a cause must carry the move it is named for",
     "no_single_cause": "'normal variation' holds only when no slice passes the single-cause test "
@@ -87,6 +88,8 @@ class FindingsReport(BaseModel):
     refused: list[Refusal] = Field(default_factory=list)
     artefacts: list[str] = Field(default_factory=list)  # per table: buckets carrying no alert
     merged: int = 0  # moves listed under another alert as the same event
+    noise: int = 0  # moves within sampling noise
+    z_needed: float = 0.0
     findings: list[Finding] = Field(default_factory=list)
 
     @property
@@ -158,6 +161,8 @@ def markdown(report: FindingsReport) -> str:
         f"- one event is one finding: {report.merged} more moves were the same event as a "
         "finding below (they share at least two thirds of the rows, or across tables of the "
         "time, behind the smaller move) and are listed under it",
+        f"- moves within sampling noise (under {report.z_needed:g} standard errors, the bar "
+        f"for the moves compared): {report.noise}",
         "- buckets that carry no alert (fewer than 30 rows, or partial at the edge of the "
         "data's range): " + ("; ".join(report.artefacts) or "none"),
         "",
