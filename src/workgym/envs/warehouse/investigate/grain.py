@@ -26,10 +26,10 @@ errors (`spreads`, `z_of`): of the difference of the two means for an average (t
 `diagnose` already sets for a shocked mean), of a compound-Poisson total for a count or a sum
 (rows as independent arrivals, each carrying its value). Real data is usually more variable than
 Poisson, so this removes only moves that are noise even under the kindest model. A pick compares
-every metric in every period (about 30,000 moves on TPC-DS), and a 4-standard-error move turns up
-by chance among so many; the bar for a pick is therefore raised with their number
-(`z_needed`, Bonferroni): the whole pick holds a noise alert with probability under
-`FAMILY_ERROR` under that model, and never under `NOISE_Z`.
+every metric in every period (tens of thousands of moves on TPC-DS sf=0.1), and a
+4-standard-error move turns up by chance among so many; the bar for a pick is therefore
+raised with their number (`z_needed`, Bonferroni): the whole pick holds a noise alert with
+probability under `FAMILY_ERROR` under that model; the bar is never under `NOISE_Z`.
 """
 
 from __future__ import annotations
