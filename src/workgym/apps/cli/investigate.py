@@ -78,7 +78,9 @@ def register(app: typer.Typer) -> None:
         out = Console(soft_wrap=True)
         if not report.findings:
             # Nothing to investigate is a failure the user must see, not "0 of 0 verified".
-            why = "; ".join(report.skipped) or "no metric moved enough to raise an alert"
+            why = "; ".join([*report.skipped, *(r.reason for r in report.refused)]) or (
+                "no metric moved enough to raise an alert"
+            )
             out.print(f"no investigation possible on {report.source}: {why}", highlight=False)
             out.print(
                 "an investigation needs a fact table of 1000+ rows with a time axis (a date or "
@@ -93,6 +95,13 @@ def register(app: typer.Typer) -> None:
             mark = "[green]verified[/]" if f.verified else "[yellow]unverified[/]"
             table.add_row(f.alert.metric.label[:60], str(claim), mark)
         out.print(table)
+        for r in report.refused:
+            out.print(f"not investigated: {r.reason}", highlight=False)
+        if report.merged:
+            out.print(
+                f"{report.merged} more moves were the same event as a finding (listed under it)",
+                highlight=False,
+            )
         out.print(
             f"{report.verified} of {len(report.findings)} claims verified; not scored: "
             "the true causes of real data are unknown"

@@ -3,10 +3,13 @@
 On real data the true causes are unknown, so nothing here is a score. The policy (model, the
 trained environment's instructions and tools, and its playbook) investigates the most surprising
 alerts (`alerts`) on a fresh snapshot of the source; each submitted conclusion becomes a claim
-whose evidence queries are re-run on that snapshot. A claim is *verified* when it cites at least
-one query, every query re-runs read-only, reproduces the number it was cited with, and was
-actually run by the agent; otherwise it is *unverified*. Beside it, `support` says how much of
-the alert's change the claimed slice accounts for on the data (a consistency check, not truth).
+whose evidence queries are re-run on that snapshot. A claim is *verified* only by evidence a
+person would accept (`checks_of`, decision 0169): every cited query re-runs read-only,
+reproduces the number it was cited with and was run by the agent; at least one of them carries a
+number; the compared buckets are not artefacts (thin, or partial at the edge of the data); a
+named cause's slice carries at least half of the change in the claimed direction (`support`);
+"normal variation" only when no slice passes the single-cause test. Otherwise it is
+*unverified*, with every rule that failed and why.
 The report (findings.json, findings.md) and the transcripts (episodes.jsonl) are kept apart from
 any run directory, so they never mix with scores on planted copies.
 """
@@ -33,13 +36,20 @@ from workgym.envs.warehouse.investigate.evidence import (
 )
 from workgym.envs.warehouse.investigate.findings_report import (
     NOT_SCORED,
+    Check,
     Finding,
     FindingsReport,
     Support,
     write_report,
 )
 from workgym.envs.warehouse.investigate.frame import between, ts
-from workgym.envs.warehouse.investigate.slices import PredicateError, predicate_sql
+from workgym.envs.warehouse.investigate.grain import NOISE_Z, bucket_problem
+from workgym.envs.warehouse.investigate.slices import (
+    MIN_SLICE_ROWS,
+    PredicateError,
+    predicate_sql,
+)
+from workgym.envs.warehouse.investigate.solvability import MIN_EXPLAINED
 from workgym.envs.warehouse.investigate.vocab import NORMAL, canonical
 from workgym.envs.warehouse.runtime.conclusion_answer import ConclusionAnswer, parse_conclusion
 from workgym.envs.warehouse.schema.card import SchemaCard
@@ -176,18 +186,84 @@ def check_finding(ep: Episode, alert: Alert, prompt: str, database: Path) -> Fin
     finding.claim = answer.submission()
     finding.cause_type = canonical(answer.cause_type)
     finding.evidence = check_evidence(answer.queries(), database, observed_queries(ep.tool_calls))
-    finding.verified = (
-        finding.cause_type is not None
-        and bool(finding.evidence)
-        and all(c.ok for c in finding.evidence)
-    )
     if finding.cause_type is None:
         finding.problem = f"{answer.cause_type!r} is not a cause type of the vocabulary"
     elif not finding.evidence:
         finding.problem = "no evidence cited"
     if finding.cause_type not in (None, NORMAL):
         finding.support = support_of(answer, alert, database)
+    finding.checks = checks_of(finding, alert)
+    finding.verified = finding.cause_type is not None and all(c.passed for c in finding.checks)
     return finding
+
+
+def checks_of(finding: Finding, alert: Alert) -> list[Check]:
+    """Every rule of `findings_report.RULES`, held or not, with what the data showed."""
+    ev = finding.evidence
+    bad = [i for i, c in enumerate(ev, 1) if not c.ok]
+    out = [
+        Check(
+            rule="evidence",
+            passed=bool(ev) and not bad,
+            detail="no evidence cited" if not ev else f"cited queries {bad} do not hold up",
+        )
+    ]
+    numbers = [c for c in ev if c.ok and c.value is not None and c.reproduced]
+    out.append(
+        Check(
+            rule="number",
+            passed=bool(numbers),
+            detail="no cited query carries a number that it reproduced",
+        )
+    )
+    problems = [
+        why
+        for b in (alert.buckets or ())
+        if (why := bucket_problem(b, alert.frame.period)) is not None
+    ]
+    out.append(Check(rule="buckets", passed=not problems, detail="; ".join(problems)))
+    out.append(
+        Check(
+            rule="noise",
+            passed=alert.z is None or alert.z >= max(alert.z_needed, NOISE_Z),
+            detail=f"the metric moved by {alert.z} standard errors (< "
+            f"{max(alert.z_needed, NOISE_Z):g}, the bar for the moves compared)",
+        )
+    )
+    if finding.cause_type == NORMAL:
+        out.append(
+            Check(
+                rule="no_single_cause",
+                passed=not alert.driver,
+                detail=f"{alert.driver_label()} explains "
+                f"{alert.driver_explained or 0:.0%} of the change and passes the single-cause test",
+            )
+        )
+    elif finding.cause_type is not None:
+        out.append(_slice_check(finding.support))
+    return out
+
+
+def _slice_check(s: Support | None) -> Check:
+    if s is None or s.error:
+        why = "the claimed predicate does not run" + (f" ({s.error})" if s and s.error else "")
+        return Check(rule="slice", passed=False, detail=why)
+    if s.rows < MIN_SLICE_ROWS:
+        return Check(
+            rule="slice",
+            passed=False,
+            detail=f"the claimed slice holds {s.rows} rows (< {MIN_SLICE_ROWS}) in the two periods",
+        )
+    if s.explained is None or s.explained < MIN_EXPLAINED:
+        share = "n/a" if s.explained is None else f"{s.explained:.0%}"
+        return Check(
+            rule="slice",
+            passed=False,
+            detail=f"the claimed slice accounts for {share} of the change (< {MIN_EXPLAINED:.0%})",
+        )
+    if s.direction_matches is False:
+        return Check(rule="slice", passed=False, detail="the slice moved against the claim")
+    return Check(rule="slice", passed=True)
 
 
 async def investigate_async(
@@ -214,9 +290,10 @@ async def investigate_async(
     database = out / SNAPSHOT_DIR / SNAPSHOT_FILE
     con = connect(database, read_only=True)
     try:
-        chosen, skipped = pick_alerts(con, card, alerts)
+        picked = pick_alerts(con, card, alerts)
     finally:
         con.close()
+    chosen = picked.alerts
     env = findings_env(database, card, trained)
     tasks = [a.task(f"{SNAPSHOT_DIR}/{SNAPSHOT_FILE}") for a in chosen]
     gate = asyncio.Semaphore(max(concurrency, 1))
@@ -241,7 +318,12 @@ async def investigate_async(
         playbook=playbook,
         trained_env=str(env_dir) if env_dir is not None else None,
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        skipped=skipped,
+        skipped=picked.skipped,
+        refused=picked.refused,
+        artefacts=picked.artefacts,
+        merged=picked.merged,
+        noise=picked.noise,
+        z_needed=picked.z_needed,
         findings=findings,
     )
 

@@ -328,6 +328,8 @@ def metrics(frame: Frame, card: SchemaCard, words: MetricWords) -> list[Metric]:
             continue
         out.append(_joined(frame, j, "joined_count", words.joined_count(frame, j)))
         for c in dim.columns:
+            if c.meaning not in (None, "additive_measure", "count"):
+                continue  # no total of a day of month, a code or an identifier (issue 40)
             if c.role == "measure" and c.family == "integer" and 2 < c.distinct_count <= 100:
                 label = words.joined_sum(frame, j, c.name)
                 out.append(_joined(frame, j, "joined_sum", label, dim_column=c.name))

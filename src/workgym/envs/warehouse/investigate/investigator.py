@@ -205,8 +205,15 @@ class _Turns:
     def _conclude(self, messages: list[Message]) -> Message:
         answer: dict[str, Any]
         if self.best is None or self.table is None:
+            # Cite the search with a number it returned (the total's window numerator): a
+            # query cited without a number shows a reader nothing to check.
             sql = search_sql(self.frame, self.metric, self.question)
-            answer = {"kind": "conclusion", "cause_type": NORMAL, "evidence": [sql]}
+            rows = _rows(_result_of(messages, "inv_search")) or []
+            x_w = 4 + len(self.frame.dims)
+            value = rows[0][x_w] if rows and len(rows[0]) > x_w else None
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            cited: Any = {"sql": sql, "value": value} if number else sql
+            answer = {"kind": "conclusion", "cause_type": NORMAL, "evidence": [cited]}
         else:
             found = {c.id: _rows(_result_of(messages, c.id)) for c in _calls(messages)}
             sides = diagnose.read_sides(
