@@ -5,6 +5,7 @@ hand; docs/warehouse-samples.md round 6)."""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import duckdb
@@ -87,3 +88,47 @@ def test_debian_history_builds_header_and_line_tables(
             (1002,),
         ]
         assert con.execute("SELECT count(*) FROM person").fetchone() == (2,)
+
+
+defects_bench = load_bench("warehouse_defects.py")
+
+
+def _task(family: str, prompt: str, sql: str) -> str:
+    meta = {"family": family, "reference_sql": sql}
+    return json.dumps({"prompt": prompt + " Answer with submit_answer ...", "meta": meta})
+
+
+def test_defect_counts_over_a_tiny_environment(tmp_path: Path) -> None:
+    with duckdb.connect(str(tmp_path / "snapshot.duckdb")) as con:
+        con.execute("CREATE TABLE reg AS SELECT * FROM (VALUES ('A', 1), ('A', 2)) t(auth, code)")
+        con.execute(
+            "CREATE TABLE rel AS SELECT * FROM (VALUES (1, '1.0'), (1, '2.0')) t(code, version)"
+        )
+        con.execute("CREATE TABLE unused (x INTEGER)")
+    card = {
+        "tables": [{"name": "reg", "keys": [{"columns": ["auth", "code"], "source": "declared"}]}]
+    }
+    (tmp_path / "schema_card.json").write_text(json.dumps(card))
+    tasks = [
+        _task("F2", "Top versions of rel records?", "SELECT version FROM rel GROUP BY version"),
+        _task(
+            "F3",
+            "Count rel records where its code refers to a reg record.",
+            "SELECT COUNT(*) FROM rel AS t JOIN reg AS r ON t.code = r.code",
+        ),
+        _task(
+            "F6",
+            "Which reg have no rel? They match when rel.code equals reg.code.",
+            "SELECT r.code FROM reg AS r WHERE NOT EXISTS(SELECT 1 FROM rel AS t"
+            " WHERE t.code = r.code) AND r.auth = 'A' ORDER BY r.code",
+        ),
+    ]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(tasks) + "\n")
+    families, defects, tables = defects_bench.count_defects(tmp_path)
+    assert families == {"F2": 1, "F3": 1, "F6": 1}
+    assert defects["record_talk"] == 2 and defects["refers_to"] == 1
+    assert defects["table_column_in_text"] == 1  # "rel.code equals reg.code"
+    assert defects["f2_groups_by_code_or_version"] == 1
+    assert defects["half_composite_join"] == 1  # reg's declared key is (auth, code)
+    assert defects["f6_near_total"] == 0  # 1 of the 2 reg rows has no rel
+    assert tables["unused"] == 0 and tables["rel"] == 3
