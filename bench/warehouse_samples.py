@@ -54,9 +54,10 @@ def main() -> None:
         sql = meta.get("reference_sql")
         if sql:
             database = args.env / str(meta.get("database") or "snapshot.duckdb")
-            result = execute_sql(str(sql), database, timeout_s=60.0, max_rows=12)
+            # every row for the comparison, the first 12 for the reader
+            result = execute_sql(str(sql), database, timeout_s=60.0, max_rows=100_000)
             print(f"```sql\n{sql}\n```\n")
-            shown = result.rows if result.ok else result.error
+            shown = list(result.rows[:12]) if result.ok else result.error
             print(f"re-run: {shown!s:.400}\n")
             print(f"stored answer: `{json.dumps(task.answer, default=str)[:300]}`; ", end="")
             decimals = int(meta.get("answer_spec", {}).get("decimals") or 0)
