@@ -137,3 +137,32 @@ def test_unknown_targets_are_caught_before_gating_and_tags_pass_through() -> Non
         (DeltaOp.TAG, ("pb-001",), "helpful"),
         (DeltaOp.TAG, ("pb-001",), "harmful"),
     ]
+
+
+def test_an_update_of_ids_that_name_no_entry_is_read_as_an_add() -> None:
+    """The 1.5B reflector's reply on an empty playbook (claim 3 on toy-rules): the right lesson,
+    written as an UPDATE of three ids made up from part codes. It is the ADD it means; an UPDATE
+    that names a real entry, or one without a section, is judged by the schema as before."""
+    made_up = Lesson(
+        op=DeltaOp.UPDATE,
+        target_ids=("rx-7910", "gm-9403", "pb-4888"),
+        section="format",
+        text=RULE,
+        rationale="the best attempt capitalized the code",
+        evidence=("E1", "E2"),
+    )
+    cur = curate([made_up], Playbook())
+    (d,) = cur.deltas
+    assert (d.op, d.target_ids, d.section, d.text) == (DeltaOp.ADD, (), "format", RULE)
+    assert d.rationale.startswith("(an UPDATE of ids that name no entry, read as an ADD)")
+    real = Lesson(
+        op=DeltaOp.UPDATE,
+        target_ids=("pb-001", "pb-404"),
+        section="format",
+        text=RULE,
+        evidence=("E1",),
+    )
+    cur = curate([real], pb("Check the code."))
+    assert cur.deltas == () and reasons(cur) == [
+        ("schema", "UPDATE takes exactly 1 target id(s), got 2")
+    ]

@@ -29,6 +29,25 @@ class Curation(BaseModel):
     next_delta: int = 1
 
 
+ORPHAN_NOTE = "(an UPDATE of ids that name no entry, read as an ADD) "
+
+
+def _orphan_update_as_add(delta: Delta, playbook: Playbook) -> Delta:
+    """An UPDATE none of whose target ids names an entry is read as the ADD it means.
+
+    Small reflectors do this: on an empty playbook the 1.5B wrote its right lesson three times as
+    an UPDATE of ids it made up from the task's part codes, and the schema check refused it each
+    time (docs/results.md, claim 3 on toy-rules; decision 0171). An UPDATE that names a real
+    entry, or has no text or section, is left for the schema check to judge as before."""
+    if delta.op != DeltaOp.UPDATE or not delta.text or delta.section is None:
+        return delta
+    if not delta.target_ids or any(playbook.has(ident) for ident in delta.target_ids):
+        return delta
+    return delta.model_copy(
+        update={"op": DeltaOp.ADD, "target_ids": (), "rationale": ORPHAN_NOTE + delta.rationale}
+    )
+
+
 def delta_id(number: int) -> str:
     return f"d-{number:04d}"
 
@@ -96,6 +115,7 @@ class Curator:
             if delta.op == DeltaOp.TAG:
                 tags.append(delta)
                 continue
+            delta = _orphan_update_as_add(delta, playbook)
             stage, reason, delta = self._check(delta, playbook, kept, gate_rejected)
             if stage is None and len(kept) >= self.max_deltas:
                 stage, reason = "limit", f"over the limit of {self.max_deltas} deltas an iteration"
