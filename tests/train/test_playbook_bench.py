@@ -35,6 +35,16 @@ def load_bench() -> Any:
     return load_script("playbook_real.py")
 
 
+SHORT_RUN = ["--model", "fake-7b", "--env", "workgym/toy-rules", "--epochs", "1",
+             "--group-size", "2", "--batch-size", "4", "--dev-k", "1", "--gate-tasks", "4",
+             "--max-iterations", "1", "--concurrency", "4", "--no-progress"]  # fmt: skip
+"""One training iteration and one test epoch: the baseline tests vary only the arms."""
+
+
+def short_run(bench: Any, server: ToyRulesServer, out: Path, *arms: str) -> int:
+    return int(bench.main(["--base-url", server.base_url, "--out", str(out), *SHORT_RUN, *arms]))
+
+
 def test_bench_runs_the_full_comparison_against_an_http_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -102,12 +112,7 @@ def test_a_hand_written_prompt_is_a_baseline_and_the_plot_is_written(tmp_path: P
     bench = load_bench()
     prompt = "Codes are written in upper case."
     with ToyRulesServer() as server:
-        bench.main(
-            ["--base-url", server.base_url, "--model", "fake-7b", "--env", "workgym/toy-rules",
-             "--out", str(tmp_path), "--epochs", "1", "--group-size", "2", "--batch-size", "4",
-             "--dev-k", "1", "--gate-tasks", "4", "--max-iterations", "1", "--concurrency", "4",
-             "--baseline-system-prompt", prompt, "--no-progress"]
-        )  # fmt: skip
+        short_run(bench, server, tmp_path, "--baseline-system-prompt", prompt)
     summary = json.loads((tmp_path / "comparison.json").read_text())
     hand = "untrained openai/fake-7b + prompt 1"
     assert summary["best_untrained_on_dev"] == hand
@@ -118,12 +123,7 @@ def test_a_hand_written_prompt_is_a_baseline_and_the_plot_is_written(tmp_path: P
 def test_a_sampling_baseline_is_played_at_its_own_temperature(tmp_path: Path) -> None:
     bench = load_bench()
     with ToyRulesServer() as server:
-        bench.main(
-            ["--base-url", server.base_url, "--model", "fake-7b", "--env", "workgym/toy-rules",
-             "--out", str(tmp_path), "--epochs", "1", "--group-size", "2", "--batch-size", "4",
-             "--dev-k", "1", "--gate-tasks", "4", "--max-iterations", "1", "--concurrency", "4",
-             "--baseline-temperature", "0.9", "--no-progress"]
-        )  # fmt: skip
+        short_run(bench, server, tmp_path, "--baseline-temperature", "0.9")
         requests = list(server.requests)
     summary = json.loads((tmp_path / "comparison.json").read_text())
     arm = summary["held_out"]["untrained openai/fake-7b at temperature 0.9"]
@@ -144,12 +144,7 @@ def test_a_sampling_baseline_is_played_at_its_own_temperature(tmp_path: Path) ->
 def test_a_self_consistency_baseline_plays_k_attempts_and_counts_them_all(tmp_path: Path) -> None:
     bench = load_bench()
     with ToyRulesServer() as server:
-        bench.main(
-            ["--base-url", server.base_url, "--model", "fake-7b", "--env", "workgym/toy-rules",
-             "--out", str(tmp_path), "--epochs", "1", "--group-size", "2", "--batch-size", "4",
-             "--dev-k", "1", "--gate-tasks", "4", "--max-iterations", "1", "--concurrency", "4",
-             "--baseline-attempts", "3", "--no-progress"]
-        )  # fmt: skip
+        short_run(bench, server, tmp_path, "--baseline-attempts", "3")
     summary = json.loads((tmp_path / "comparison.json").read_text())
     arm = summary["held_out"]["untrained openai/fake-7b, 3 attempts + vote at T=0.7"]
     plain = summary["held_out"]["untrained openai/fake-7b"]
