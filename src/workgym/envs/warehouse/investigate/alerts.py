@@ -174,7 +174,7 @@ def _candidates(con: Any, card: SchemaCard, picked: Picked) -> list[Alert]:
             if (why := bucket_problem(b, frame.period)) is not None
         }
         if bad:
-            thin = sum("rows (<" in why for why in bad.values())
+            thin = sum(b.rows < MIN_BUCKET_ROWS for b in grain.buckets if b.start in bad)
             picked.artefacts.append(
                 f"{frame.fact}: {len(bad)} of {len(grain.buckets)} {frame.period}s carry no "
                 f"alert ({thin} hold fewer than {MIN_BUCKET_ROWS} rows, {len(bad) - thin} are "
