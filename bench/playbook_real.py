@@ -60,6 +60,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded
 from _common import add_endpoint_args, add_training_args, openai_name, train_config
 
 
+def attempts(text: str) -> int:
+    """--baseline-attempts K: a whole number of attempts, 1 or more (one line if not)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of attempts: give 1 or more")
+    return int(text)
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_endpoint_args(p, whose="agent's")
@@ -86,7 +93,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--baseline-attempts",
         action="append",
-        type=int,
+        type=attempts,
         default=[],
         help="the agent untrained, K attempts and a majority vote (self-consistency at k = K, "
         "sampled at --attempts-temperature), another baseline (repeatable)",

@@ -153,3 +153,13 @@ def test_a_self_consistency_baseline_plays_k_attempts_and_counts_them_all(tmp_pa
     assert spec["policy"]["sampling"]["temperature"] == 0.7
     # every attempt's tokens are the arm's: three attempts cost well over one
     assert arm["tokens_per_task"] > 2 * plain["tokens_per_task"]
+
+
+@pytest.mark.parametrize("bad", ["0", "two", "-3"])
+def test_a_bad_number_of_attempts_is_one_line_and_exit_2(
+    bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        load_bench().parse(["--model", "m", "--baseline-attempts", bad])
+    assert stop.value.code == 2
+    assert f"{bad!r} is not a number of attempts: give 1 or more" in capsys.readouterr().err
