@@ -109,6 +109,12 @@ def add_training_args(
     p.add_argument(
         "--reflector-max-tokens", type=int, default=4000, help="bound of one reflection reply"
     )
+    p.add_argument(
+        "--no-reflector-schema",
+        dest="reflector_schema",
+        action="store_false",
+        help="let the reflector reply freely (runs from before the schema resume with this)",
+    )
 
 
 def train_config(args: argparse.Namespace, *, temperature: float, **extra: Any) -> TrainConfig:
@@ -130,5 +136,6 @@ def train_config(args: argparse.Namespace, *, temperature: float, **extra: Any) 
         max_tokens=args.max_tokens,
         concurrency=args.concurrency,
         reflector_max_tokens=args.reflector_max_tokens,
+        reflector_schema=args.reflector_schema,
         **extra,
     )

@@ -16,7 +16,8 @@ per episode.
 loaded machine a larger model's first reply can take that long (four 1.5B prefills of ops-api's
 tool schemas at once), and such an episode fails for the machine's speed, not the model's
 answer: a cell with any episode cut by time reports `time_cut` and gives no rate, as a cell that
-ran out does.
+ran out does. `--episode-seconds` raises that bound for environments whose episodes are long by
+design (the generated warehouses: up to 30 SQL queries).
 """
 
 from __future__ import annotations
@@ -44,11 +45,19 @@ TIME_CUTS = ("time_budget", "time_limit")
 
 
 def cell(
-    model: str, env: str, split: str, n: int, budget: float, out: Path, concurrency: int = 4
+    model: str,
+    env: str,
+    split: str,
+    n: int,
+    budget: float,
+    out: Path,
+    concurrency: int = 4,
+    episode_seconds: float = 180,
 ) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "workgym", "eval", env, "--model", model, "--split", split,
            "--limit", str(n), "--concurrency", str(concurrency), "--temperature", "0.3",
-           "--seed", "0", "--out", str(out), "--no-progress"]  # fmt: skip
+           "--seed", "0", "--out", str(out), "--no-progress",
+           "--episode-seconds", f"{episode_seconds:g}"]  # fmt: skip
     started = time.perf_counter()
     try:
         subprocess.run(cmd, timeout=budget, capture_output=True, text=True, check=False)
@@ -81,6 +90,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at a time")
+    parser.add_argument(
+        "--episode-seconds", type=float, default=180, help="`workgym eval`'s bound of one episode"
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
@@ -88,7 +100,8 @@ def main() -> None:
         for spec in args.cells.split(","):
             env, split = spec.split(":")
             out = args.out / f"{model.replace('/', '_')}--{env.replace('/', '_')}"
-            row = cell(model, env, split, args.n, args.budget_s, out, args.concurrency)
+            row = cell(model, env, split, args.n, args.budget_s, out, args.concurrency,
+                       args.episode_seconds)  # fmt: skip
             print(json.dumps(row), flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
 

@@ -360,3 +360,19 @@ def test_import_workgym_does_not_import_the_sdk() -> None:
     code = "import sys, workgym, workgym.models.openai; print('openai' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().lower()) is False
+
+
+def test_a_json_schema_goes_out_as_response_format_and_only_when_set(
+    server: FakeChatServer,
+) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    server.script(text('{"a": "x"}'), text("free"))
+    model = model_for(server)
+    complete(model, sampling=Sampling(json_schema=schema))
+    complete(model)
+    constrained, free = server.requests
+    assert constrained["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": schema},
+    }
+    assert "response_format" not in free

@@ -131,3 +131,42 @@ def test_one_real_episode_of_the_05b(tmp_path: Path) -> None:
 @pytest.mark.skipif(not ready(QWEN25_CODER_15B), reason="needs [llamacpp] and [qwen15]")
 def test_one_real_episode_of_the_15b(tmp_path: Path) -> None:
     one_episode("llamacpp/qwen2.5-coder-1.5b", tmp_path)
+
+
+@pytest.mark.skipif(not ready(QWEN25_CODER_05B), reason="needs [llamacpp] and [qwen05]")
+def test_the_runtime_holds_a_reply_to_its_json_schema() -> None:
+    """Asked for an UPDATE of an entry that does not exist, the 0.5B under the reflection schema
+    of an empty playbook can only write an ADD (the 1.5B's failure in decision 0171)."""
+    import asyncio
+
+    from workgym.train.playbook.reply_schema import reflection_schema
+
+    schema = reflection_schema(
+        sections=["strategies"], entry_ids=[], evidence=["E1", "E2"], max_lessons=1
+    )
+    ask = [
+        wg.Message(role="system", content="Reply with one JSON object."),
+        wg.Message(role="user", content="Write one lesson: an UPDATE of entry pb-7 saying "
+                   "'submit codes in upper case', with evidence E1."),
+    ]  # fmt: skip
+    model = LlamaCppModel("llamacpp/qwen2.5-coder-0.5b", slots=1, context=1024)
+    try:
+        sampling = wg.Sampling(temperature=0.0, max_tokens=400, seed=0, json_schema=schema)
+        reply = asyncio.run(model.complete(ask, [], sampling)).message.content
+    finally:
+        model.close()
+    body = json.loads(reply)
+    assert set(body) == {"diagnoses", "lessons", "tags"} and body["tags"] == []
+    for lesson in body["lessons"]:
+        assert lesson["op"] == "ADD" and lesson["target_ids"] == []
+        assert lesson["section"] == "strategies" and set(lesson["evidence"]) <= {"E1", "E2"}
+
+
+def test_a_schema_goes_to_llamacpp_compact_and_only_when_set() -> None:
+    """llguidance lets whitespace run by default; the request turns that off (see COMPACT_JSON)."""
+    model = object.__new__(LlamaCppModel)  # request() reads only its arguments
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    body = model.request("p", wg.Sampling(json_schema=schema), 8, [])
+    assert body["json_schema"]["properties"] == schema["properties"]
+    assert body["json_schema"]["x-guidance"]["whitespace_flexible"] is False
+    assert "json_schema" not in model.request("p", wg.Sampling(), 8, [])

@@ -26,6 +26,9 @@ class Sampling(BaseModel):
     max_tokens: int | None = None
     seed: int | None = None
     logprobs: bool = False
+    # A JSON schema the reply must match, for runtimes that constrain decoding to it (llama.cpp,
+    # OpenAI-compatible servers); `hf/` samples freely, so the caller's parser must still cope.
+    json_schema: dict[str, Any] | None = None
 
     def with_seed(self, seed: int) -> Sampling:
         return self.model_copy(update={"seed": seed})

@@ -50,6 +50,9 @@ THREADS_ENV = "WORKGYM_LLAMACPP_THREADS"
 DEFAULT_MAX_NEW_TOKENS = 256
 INSTALL = "pip install 'workgym[llamacpp]'"
 AUTO = "auto"
+# llguidance's JSON options (top-level "x-guidance" of a schema): one space after ":" and ",",
+# no free whitespace, so a constrained reply cannot stall in a run of blanks.
+COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,8 @@ class LlamaCppModel:
     def request(
         self, prompt: str, sampling: Sampling, budget: int, stop: list[str]
     ) -> dict[str, Any]:
-        """The llama.cpp completion request: plain temperature sampling, like `hf/`."""
+        """The llama.cpp completion request: plain temperature sampling, like `hf/`, constrained
+        to `sampling.json_schema` when one is set."""
         body: dict[str, Any] = {
             "prompt": prompt,
             "n_predict": budget,
@@ -179,6 +183,10 @@ class LlamaCppModel:
         }
         if sampling.seed is not None:
             body["seed"] = sampling.seed & 0xFFFF_FFFF
+        if sampling.json_schema is not None:
+            # llama.cpp compiles it with llguidance, whose default lets whitespace run between
+            # tokens: the 0.5B filled a 400-token budget with spaces after `"target_ids": [],`.
+            body["json_schema"] = {**sampling.json_schema, "x-guidance": COMPACT_JSON}
         return body
 
     async def generate(

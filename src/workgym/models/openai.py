@@ -167,6 +167,11 @@ class OpenAIModel:
                     max_tokens=sampling.max_tokens if sampling.max_tokens is not None else omit,
                     seed=sampling.seed if sampling.seed is not None else omit,
                     logprobs=True if sampling.logprobs else omit,
+                    response_format=(
+                        cast(Any, response_format(sampling.json_schema))
+                        if sampling.json_schema is not None
+                        else omit
+                    ),
                     extra_body=self.extra_body or None,
                 )
             except APITimeoutError as exc:
@@ -253,6 +258,12 @@ class OpenAIModel:
             logprobs=_logprobs(_field(choice, "logprobs")),
             retries=retries,
         )
+
+
+def response_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's structured-output request for a JSON schema (vLLM and llama.cpp's server honour
+    it too; a server that does not may refuse the call, which is the caller's signal)."""
+    return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
 
 
 def _is_loopback(url: str) -> bool:

@@ -98,6 +98,10 @@ def playbook(
     reflector_max_tokens: Annotated[
         int, typer.Option(min=1, help="per reflection (bound a small reflector's rambling)")
     ] = 4000,
+    reflector_schema: Annotated[
+        bool,
+        typer.Option(help="hold the reflector's reply to the lesson JSON (llama.cpp, endpoints)"),
+    ] = True,
     playbook_budget: Annotated[int, typer.Option(min=50, help="playbook tokens")] = 3000,
     margin: Annotated[float, typer.Option(min=0.0, help="non-inferiority margin")] = 0.05,
     seed: int = 0,
@@ -169,6 +173,7 @@ def playbook(
             temperature=temperature,
             max_tokens=max_tokens,
             reflector_max_tokens=reflector_max_tokens,
+            reflector_schema=reflector_schema,
             playbook_budget=playbook_budget,
             ni_margin=margin,
             budget_tokens=budget_tokens,

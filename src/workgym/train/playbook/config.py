@@ -38,6 +38,9 @@ class TrainConfig(BaseModel):
     sections: tuple[str, ...] = DEFAULT_SECTIONS
     reflector_temperature: float = Field(0.0, ge=0)
     reflector_max_tokens: int | None = Field(4000, ge=1)
+    reflector_schema: bool = Field(
+        True, description="constrain the reflector's reply to the lesson JSON where it can"
+    )
     recent_deltas: int = Field(12, ge=0, description="gate outcomes shown to the reflector")
     # gates
     dev_k: int = Field(3, ge=1, description="K: rollouts per dev task")
@@ -72,4 +75,6 @@ class TrainConfig(BaseModel):
         return self
 
     def identity(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"concurrency"})
+        # reflector_schema came later: a run from before it (unconstrained) resumes with it off.
+        off = set() if self.reflector_schema else {"reflector_schema"}
+        return self.model_dump(mode="json", exclude={"concurrency", *off})

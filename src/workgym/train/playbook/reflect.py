@@ -6,6 +6,10 @@ ever sees verifier internals), the entries the agent cited, and the recent delta
 outcomes, so it does not propose again what the gates already refused. It may be a different
 (often stronger) model than the agent: `--reflector-model`.
 
+Where the reflector's runtime constrains decoding (llama.cpp, OpenAI-compatible servers), the
+reply is held to `reply_schema.reflection_schema`: only ops, sections, entry ids and episode
+labels this iteration can accept (`reflector_schema`, on by default).
+
 The reply is logged raw (with the prompt's hash and its token usage) before it is parsed
 (`lessons.parse_reflection`), so a resumed run parses the same text instead of asking the model
 again, and a changed prompt is caught as a divergence instead of silently mixing two runs.
@@ -28,6 +32,7 @@ from workgym.core.tools import ToolSpec
 from workgym.train.playbook.entries import CITATION
 from workgym.train.playbook.groups import Group
 from workgym.train.playbook.lessons import Reflection, parse_reflection
+from workgym.train.playbook.reply_schema import reflection_schema
 from workgym.train.playbook.rollouts import Rollouts
 from workgym.train.playbook.runlog import LogDiverged
 from workgym.train.playbook.scoring import derive_seed, prompt_text
@@ -207,10 +212,19 @@ async def reflect_step(
     digest = hashlib.sha256("\n".join(m.content for m in messages).encode()).hexdigest()[:16]
     event = t.log.recall("reflection")
     if event is None:
+        schema = None
+        if t.cfg.reflector_schema:
+            schema = reflection_schema(
+                sections=t.pb.sections,
+                entry_ids=[e.id for e in t.pb.live],
+                evidence=list(refs),
+                max_lessons=t.cfg.max_lessons,
+            )
         sampling = Sampling(
             temperature=t.cfg.reflector_temperature,
             max_tokens=t.cfg.reflector_max_tokens,
             seed=derive_seed(t.cfg.seed, "reflect", i),
+            json_schema=schema,
         )
         raw, pt, ct, error = "", 0, 0, None
         try:
