@@ -122,3 +122,20 @@ def test_urls_are_redacted_before_they_are_recorded() -> None:
         redact_url("postgresql://h/db?password=secret&x=1") == "postgresql://h/db?password=***&x=1"
     )
     assert redact_url("builtin:tpch?sf=0.1") == "builtin:tpch?sf=0.1"
+
+
+def test_a_column_null_in_every_row_loads(tmp_path: Path) -> None:
+    """A batch (up to 50,000 rows) whose column is NULL throughout, 2,000 rows or more, used to
+    crash DuckDB's scan of the object array (the EPSG registry's geodetic_crs, decision 0165)."""
+    import sqlite3
+
+    path = tmp_path / "sparse.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, note TEXT, n INTEGER)")
+    db.executemany("INSERT INTO notes VALUES (?, NULL, ?)", [(i, i) for i in range(1, 2501)])
+    db.commit()
+    db.close()
+    with open_source(f"sqlite://{path}") as src:
+        assert src.table("notes").rows == 2500
+        sql = f"SELECT count(*), count(note), sum(n) FROM ({src.select_sql('notes')})"
+        assert src.con.execute(sql).fetchone() == (2500, 0, sum(range(1, 2501)))

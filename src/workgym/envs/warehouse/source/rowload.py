@@ -50,18 +50,26 @@ def load_rows(
     """Create `target` with (name, DuckDB type) `columns` and insert every batch; return rows."""
     defs = ", ".join(f"{qi(n)} {t}" for n, t in columns)
     con.execute(f"CREATE TABLE {target} ({defs})")
-    casts = ", ".join(f"CAST(c{i} AS {t})" for i, (_, t) in enumerate(columns))
     total = 0
     for batch in batches:
         if not batch:
             continue
-        data = {
-            f"c{i}": np.array([as_text(v) for v in col], dtype=object)
-            for i, col in enumerate(zip(*batch, strict=True))
-        }
+        # DuckDB's scan of an object array that holds only None fails (it calls a pandas method,
+        # `first_valid_index`, on the numpy array): such a column is cast from NULL instead.
+        data: dict[str, np.ndarray] = {"_row": np.arange(len(batch))}
+        casts = []
+        for i, col in enumerate(zip(*batch, strict=True)):
+            texts = [as_text(v) for v in col]
+            if all(t is None for t in texts):
+                casts.append(f"CAST(NULL AS {columns[i][1]})")
+                continue
+            data[f"c{i}"] = np.array(texts, dtype=object)
+            casts.append(f"CAST(c{i} AS {columns[i][1]})")
         con.register(_BATCH_VIEW, data)
         try:
-            con.execute(f"INSERT INTO {target} SELECT {casts} FROM {_BATCH_VIEW}")
+            con.execute(
+                f"INSERT INTO {target} SELECT {', '.join(casts)} FROM {_BATCH_VIEW} ORDER BY _row"
+            )
         finally:
             con.unregister(_BATCH_VIEW)
         total += len(batch)
