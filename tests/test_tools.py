@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Literal
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 import workgym as wg
 from conftest import call
@@ -168,3 +170,39 @@ def test_state_is_per_toolkit() -> None:
 def test_duplicate_tool_names_are_refused() -> None:
     with pytest.raises(ValueError, match="unique"):
         kit(add, add)
+
+
+class Ticket(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["bug", "task"]
+    title: str
+
+
+@wg.tool(final=True)
+def file_ticket(ticket: Ticket) -> str:
+    """File one ticket.
+
+    Args:
+        ticket: The ticket object.
+    """
+    return f"{ticket.kind}: {ticket.title}"
+
+
+def test_a_one_object_tool_called_with_the_object_itself_runs() -> None:
+    """Real models flatten `f(ticket={...})` into `f({...})` (the 1.5B did in every warehouse
+    episode); the meaning is unambiguous, so the call runs. Anything else keeps its error."""
+    flat = wg.ToolCall(id="1", name="file_ticket", arguments='{"kind": "bug", "title": "x"}')
+    result, sub = run(kit(file_ticket), flat)
+    assert result.status == "ok" and result.content == "bug: x" and sub is not None
+    for arguments, fragment in (
+        ('{"kind": "idea", "title": "x"}', "ticket.kind"),  # read as the ticket: its error
+        ('{"ticket": {"kind": "bug"}}', "title"),  # named, so never re-read
+        ("[1, 2]", "ticket"),
+    ):
+        bad = wg.ToolCall(id="2", name="file_ticket", arguments=arguments)
+        result, sub = run(kit(file_ticket), bad)
+        assert result.status == "invalid_arguments" and sub is None, arguments
+        assert fragment in result.content
+    # a tool of two parameters is never unwrapped
+    two = wg.ToolCall(id="3", name="add", arguments='{"b": 1}')
+    assert run(kit(add), two)[0].status == "invalid_arguments"

@@ -168,6 +168,33 @@ class Tool:
         return f"Tool({self.name!r}, final={self.final})"
 
 
+def _unwrapped_object(
+    found: Tool, arguments: str, error: ValidationError
+) -> tuple[BaseModel | None, ValidationError]:
+    """A tool whose one parameter is an object, called with that object itself.
+
+    Real models flatten: offered `submit_answer(answer: {"kind": ..., ...})`, the 1.5B sent
+    `{"kind": "integer", "value": 3}` in every warehouse episode (issue 34) and repeated the call
+    until the episode's repeat limit, told only "answer: Field required". When the tool has
+    exactly one parameter and the call's object does not name it, the object is read as that
+    parameter: it runs if it validates, and otherwise its own errors (say, a bad `reason`) are
+    the ones reported. Every other call keeps `error`.
+    """
+    if len(found.params) != 1:
+        return None, error
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return None, error
+    (name,) = found.params
+    if not isinstance(value, dict) or not value or name in value:
+        return None, error
+    try:
+        return found.args_model.model_validate_json(json.dumps({name: value})), error
+    except ValidationError as wrapped:
+        return None, wrapped
+
+
 def _described(default: Any, description: str | None) -> Any:
     from pydantic import Field
 
@@ -276,12 +303,15 @@ class Toolkit:
                 "unknown_tool",
                 started,
             ), None
+        args: BaseModel | None
         try:
             args = found.args_model.model_validate_json(call.arguments or "{}")
         except ValidationError as exc:
-            return self._result(
-                call, _explain_validation(found.name, exc), "invalid_arguments", started
-            ), None
+            args, error = _unwrapped_object(found, call.arguments, exc)
+            if args is None:
+                return self._result(
+                    call, _explain_validation(found.name, error), "invalid_arguments", started
+                ), None
         kwargs = {name: getattr(args, name) for name in found.params}
         if found.ctx_param is not None:
             kwargs[found.ctx_param] = self.ctx
