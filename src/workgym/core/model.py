@@ -33,6 +33,14 @@ class Sampling(BaseModel):
     def with_seed(self, seed: int) -> Sampling:
         return self.model_copy(update={"seed": seed})
 
+    def describe(self, *, seed: bool = True) -> dict[str, Any]:
+        """The settings as part of an identity. `json_schema` appears only when set, so the
+        hashes of every record written before it existed (resumes, certificates) stay valid."""
+        exclude = set() if seed else {"seed"}
+        if self.json_schema is None:
+            exclude.add("json_schema")
+        return self.model_dump(exclude=exclude)
+
 
 class Usage(BaseModel):
     """Tokens one call consumed, as the server counted them."""

@@ -99,7 +99,7 @@ class Policy:
             "model": self.model_name,
             "system_prompt": self.system_prompt,
             "playbook": self.playbook,
-            "sampling": self.sampling.model_dump(exclude={"seed"}),
+            "sampling": self.sampling.describe(seed=False),
         }
         # Part of the identity: bfloat16 on a GPU is other numerics than float32 on a CPU. The
         # CPU's float32, what every run before device choice used, is left out so that their

@@ -122,7 +122,7 @@ class JudgeSelect:
         self.sampling = sampling or Sampling()
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "judge", "model": self.model.name, "sampling": self.sampling.model_dump()}
+        return {"kind": "judge", "model": self.model.name, "sampling": self.sampling.describe()}
 
     def prompt(self, task_prompt: list[Message], distinct: list[Candidate]) -> list[Message]:
         task_text = "\n".join(m.content for m in task_prompt)
