@@ -14,6 +14,11 @@
    non-inferiority test with a margin fixed in advance, amortised over training tokens, with the
    break-even number of tasks.
 
+`--learner bootstrap` learns worked examples from the agent's own verified train successes
+(`workgym train playbook --learner bootstrap`) instead of a reflector's lessons; the untrained
+baselines are then scored on the whole dev split (`--dev-k` epochs, test sampling) to choose the
+best one, and its training tokens are the learner's only.
+
 Baselines: the agent itself, each --baseline-model, the agent under each --baseline-system-prompt
 (a prompt someone wrote by hand, the thing a playbook competes with), and the agent sampled at
 each --baseline-temperature (on dev and test alike; the other arms use the run's temperatures), and
@@ -31,13 +36,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console
 from rich.table import Table
@@ -49,10 +55,12 @@ from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
 from workgym.run.options import EvalOptions
-from workgym.run.policy import Policy, make_policy
+from workgym.run.policy import Agent, Policy, make_policy
 from workgym.run.runner import eval_async
 from workgym.swarm.policies import Attempts
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
+from workgym.train.playbook.bootstrap.learner import bootstrap_playbook_async
 from workgym.train.playbook.report import token_efficiency
 from workgym.train.playbook.scoring import Baseline
 
@@ -99,6 +107,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "sampled at --attempts-temperature), another baseline (repeatable)",
     )
     p.add_argument("--attempts-temperature", type=float, default=0.7)
+    p.add_argument(
+        "--learner",
+        choices=("reflect", "bootstrap"),
+        default="reflect",
+        help="reflect: a reflector's lessons; bootstrap: worked examples from verified successes",
+    )
+    p.add_argument("--train-tasks", type=int, default=16, help="bootstrap: train tasks sampled")
+    p.add_argument("--samples", type=int, default=3, help="bootstrap: episodes per train task")
+    p.add_argument("--max-candidates", type=int, default=8, help="bootstrap: examples to search")
+    p.add_argument("--max-examples", type=int, default=4, help="bootstrap: examples kept at most")
     p.add_argument("--env", default="workgym/toy-shop", help="environment id or directory")
     p.add_argument("--out", type=Path, default=Path("runs/playbook-real"))
     p.add_argument("--epochs", type=int, default=3, help="K epochs per test task and arm")
@@ -118,19 +136,26 @@ def slug(text: str) -> str:
 
 
 async def held_out(
-    env: Environment, arms: dict[str, Policy], args: argparse.Namespace
+    env: Environment,
+    arms: dict[str, Policy],
+    args: argparse.Namespace,
+    *,
+    split: str = "test",
+    epochs: int | None = None,
+    seed: int | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Each arm on the test split: per-task mean reward, tokens per task, in task order."""
+    """Each arm on a split (the test split unless told): per-task mean reward, tokens per task,
+    in task order."""
     out: dict[str, dict[str, Any]] = {}
     for name, policy in arms.items():
         run = await eval_async(
             env,
-            split="test",
-            epochs=args.epochs,
-            out=args.out / "test" / slug(name),
+            split=split,
+            epochs=args.epochs if epochs is None else epochs,
+            out=args.out / split / slug(name),
             options=EvalOptions(
                 policy=policy,
-                seed=args.seed + 1,
+                seed=args.seed + 1 if seed is None else seed,
                 concurrency=args.concurrency,
                 progress=not args.no_progress,
             ),
@@ -153,6 +178,132 @@ async def held_out(
             "run": str(run.path),
         }
     return out
+
+
+class Learned(NamedTuple):
+    """What a learner produced, in the terms the comparison needs (a NamedTuple: this script is
+    also loaded by path, where a dataclass cannot resolve its module)."""
+
+    playbook: str  # rendered; "" when nothing was learned
+    playbook_hash: str
+    training_tokens: int
+    best_dev: str  # the untrained arm that scored best on dev (fewer tokens breaks a tie)
+    summary: dict[str, Any]
+
+
+def attempts_per_task(policy: Policy) -> int:
+    """A team of K attempts plays K times a task; any other policy once."""
+    team = policy.describe().get("team") or {}
+    return int(team.get("n", 1))
+
+
+def best_on_dev(dev: list[dict[str, Any]]) -> str:
+    return str(max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"])
+
+
+async def learn_reflect(
+    env: Environment,
+    agent: Agent,
+    reflector: Model,
+    baselines: list[Baseline],
+    args: argparse.Namespace,
+    console: Console,
+) -> Learned:
+    """The reflective learner; it scores the baselines on dev-select itself (step 0)."""
+    cfg = train_config(args, temperature=args.train_temperature, ni_margin=args.margin)
+    console.rule(f"1. train a playbook for {agent.name} on {env.id}")
+    result = await train_playbook_async(
+        env, agent, out=args.out / "train", reflector=reflector, config=cfg, baselines=baselines
+    )
+    console.print(
+        f"stopped ({result.stop_reason}) after {result.iterations} iterations; "
+        f"{len(result.accepted)} deltas accepted; training tokens "
+        f"{result.ledger.training_tokens:,}; playbook: {result.playbook_path}"
+    )
+    return Learned(
+        playbook=result.playbook.render(),
+        playbook_hash=result.playbook.hash,
+        training_tokens=result.ledger.training_tokens,
+        best_dev=best_on_dev(result.report["baselines"]),
+        summary={
+            "out": str(result.out),
+            "stop_reason": result.stop_reason,
+            "iterations": result.iterations,
+            "accepted": result.accepted,
+            "training_tokens": result.ledger.training_tokens,
+            "playbook": str(result.playbook_path),
+        },
+    )
+
+
+async def learn_bootstrap(
+    env: Environment,
+    agent: Model,
+    arms: dict[str, Policy],
+    args: argparse.Namespace,
+    console: Console,
+) -> Learned:
+    """The bootstrap learner, then every untrained arm on the whole dev split to choose the best
+    one (the learner's own dev score of the empty playbook is the plain agent's)."""
+    cfg = BootstrapConfig(
+        seed=args.seed,
+        temperature=args.train_temperature,
+        samples=args.samples,
+        train_tasks=args.train_tasks,
+        max_candidates=args.max_candidates,
+        max_examples=args.max_examples,
+        dev_temperature=args.test_temperature,
+        dev_k=args.dev_k,
+        max_tokens=args.max_tokens,
+        budget_tokens=args.budget_tokens,
+        concurrency=args.concurrency,
+    )
+    n_train, n_dev = len(env.taskset.split("train")), len(env.taskset.split("dev"))
+    n_test = len(env.taskset.split("test"))
+    per_dev = sum(attempts_per_task(p) for p in arms.values())
+    console.rule(f"1. bootstrap a playbook for {agent.name} on {env.id}")
+    console.print(
+        f"budget, stated before the run: at most {cfg.episode_cap(n_train, n_dev)} learner "
+        f"episodes; {n_dev * args.dev_k * per_dev} dev attempts for the {len(arms)} untrained "
+        f"arms; {n_test * args.epochs * (per_dev + 1)} test attempts",
+        highlight=False,
+    )
+    result = await bootstrap_playbook_async(env, agent, out=args.out / "train", config=cfg)
+    playbook = Path(result.playbook_path).read_text(encoding="utf-8")
+    console.print(
+        f"{result.verified} of {result.episodes} train episodes verified; "
+        f"{len(result.chosen)} worked examples chosen; dev {result.baseline.reward:.3f} -> "
+        f"{result.learned.reward:.3f} (optimistic: dev chose it); training tokens "
+        f"{result.training_tokens:,}; playbook: {result.playbook_path}"
+    )
+    console.rule("1b. every untrained arm on the dev split, to choose the best one")
+    dev = await held_out(env, arms, args, split="dev", epochs=args.dev_k, seed=args.seed)
+    rows = [
+        {"name": n, "reward": fmean(s["scores"]), "tokens_per_task": s["tokens_per_task"]}
+        for n, s in dev.items()
+    ]
+    for row in rows:
+        console.print(
+            f"  dev {row['reward']:.3f}  {row['tokens_per_task']:7.0f} tokens/task  {row['name']}",
+            highlight=False,
+        )
+    return Learned(
+        playbook=playbook,
+        playbook_hash=hashlib.sha256(playbook.encode()).hexdigest(),
+        training_tokens=result.training_tokens,
+        best_dev=best_on_dev(rows),
+        summary={
+            "out": str(args.out / "train"),
+            "episodes": result.episodes,
+            "verified": result.verified,
+            "chosen": len(result.chosen),
+            "dev_empty": result.baseline.reward,
+            "dev_learned": result.learned.reward,
+            "training_tokens": result.training_tokens,
+            "playbook": result.playbook_path,
+            "dev_baselines": rows,
+        },
+    )
 
 
 async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
@@ -184,25 +335,20 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         )
         for k in args.baseline_attempts
     ]
-    cfg = train_config(args, temperature=args.train_temperature, ni_margin=args.margin)
-    console.rule(f"1. train a playbook for {agent.name} on {env.id}")
-    result = await train_playbook_async(
-        env, agent, out=args.out / "train", reflector=reflector, config=cfg, baselines=baselines
-    )
-    console.print(
-        f"stopped ({result.stop_reason}) after {result.iterations} iterations; "
-        f"{len(result.accepted)} deltas accepted; training tokens "
-        f"{result.ledger.training_tokens:,}; playbook: {result.playbook_path}"
-    )
-    dev = result.report["baselines"]
-    best_dev = max(dev, key=lambda b: (b["reward"], -b["tokens_per_task"]))["name"]
     sampling = Sampling(temperature=args.test_temperature, max_tokens=args.max_tokens)
     arms = {
         b.name: make_policy(b.model, system_prompt=b.system_prompt, sampling=b.sampling(sampling))
         for b in baselines
     }
-    trained = f"trained playbook ({result.playbook.hash[:12]})"
-    arms[trained] = Policy(agent, playbook=result.playbook.render() or None, sampling=sampling)
+    if args.learner == "bootstrap":
+        if not isinstance(agent, Model):
+            raise SystemExit(f"--learner bootstrap needs a model; {agent.name} is not one")
+        learned = await learn_bootstrap(env, agent, arms, args, console)
+    else:
+        learned = await learn_reflect(env, agent, reflector, baselines, args, console)
+    best_dev = learned.best_dev
+    trained = f"trained playbook ({learned.playbook_hash[:12]})"
+    arms[trained] = Policy(agent, playbook=learned.playbook or None, sampling=sampling)
     console.rule("2. held-out: every arm on the test split, same seeds")
     scores = await held_out(env, arms, args)
     cand, base = scores[trained], scores[best_dev]
@@ -219,7 +365,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         baseline_scores=base["scores"],
         candidate_tpt=cand["tokens_per_task"],
         baseline_tpt=base["tokens_per_task"],
-        training_tokens=result.ledger.training_tokens,
+        training_tokens=learned.training_tokens,
         margin=args.margin,
         where="held-out test split",
         clusters=cand["families"] if clustered else None,
@@ -248,15 +394,9 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     summary = {
         "env": env.id,
         "model": agent.name,
-        "reflector": reflector.name,
-        "train": {
-            "out": str(result.out),
-            "stop_reason": result.stop_reason,
-            "iterations": result.iterations,
-            "accepted": result.accepted,
-            "training_tokens": result.ledger.training_tokens,
-            "playbook": str(result.playbook_path),
-        },
+        "learner": args.learner,
+        "reflector": reflector.name if args.learner == "reflect" else None,
+        "train": learned.summary,
         "best_untrained_on_dev": best_dev,
         "held_out": scores,
         "gain": {

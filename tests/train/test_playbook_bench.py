@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 import pytest
@@ -163,3 +164,37 @@ def test_a_bad_number_of_attempts_is_one_line_and_exit_2(
         load_bench().parse(["--model", "m", "--baseline-attempts", bad])
     assert stop.value.code == 2
     assert f"{bad!r} is not a number of attempts: give 1 or more" in capsys.readouterr().err
+
+
+def test_the_bootstrap_learner_is_compared_with_the_best_untrained_arm_on_dev(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--learner bootstrap` with the toy-examples double (a known answer, not learning): it
+    fails at temperature 0 without a worked example and copies one when it has it, so the
+    playbook learned from its train successes wins on test; the untrained arms are scored on the
+    whole dev split, the budget is printed first, and the training tokens are the learner's."""
+    bench = load_bench()
+    code = bench.main(
+        ["--model", "scripted/toy-examples-agent", "--env", "workgym/toy-examples",
+         "--learner", "bootstrap", "--train-tasks", "12", "--samples", "2",
+         "--max-candidates", "3", "--max-examples", "3", "--dev-k", "1", "--epochs", "1",
+         "--baseline-temperature", "0.9", "--out", str(tmp_path), "--concurrency", "4",
+         "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "budget, stated before the run: at most" in printed
+    summary = json.loads((tmp_path / "comparison.json").read_text())
+    assert summary["learner"] == "bootstrap" and summary["reflector"] is None
+    dev = {row["name"]: row for row in summary["train"]["dev_baselines"]}
+    assert set(dev) == {
+        "untrained scripted/toy-examples-agent",
+        "untrained scripted/toy-examples-agent at temperature 0.9",
+    }
+    assert dev["untrained scripted/toy-examples-agent"]["reward"] == 0.0
+    assert summary["best_untrained_on_dev"] == max(dev, key=lambda n: dev[n]["reward"])
+    trained = next(a for name, a in summary["held_out"].items() if name.startswith("trained"))
+    assert len(trained["tasks"]) == 24 and fmean(trained["scores"]) == 1.0
+    assert summary["gain"]["diff"] > 0
+    assert summary["token_efficiency"]["training_tokens"] == summary["train"]["training_tokens"]
+    assert "transform(" in (tmp_path / "train" / "playbook.md").read_text()
