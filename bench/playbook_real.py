@@ -390,6 +390,16 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             + ("  [underpowered]" if gain.underpowered else "")
         )
     console.print(said, highlight=False)
+    reverse = None
+    if gain.diff < 0:  # the same test the other way: is the untrained arm better?
+        reverse = gain_of(base["scores"], cand["scores"], cand["families"], args.epochs)
+        rlo = "-inf" if reverse.lower is None else f"{reverse.lower:+.3f}"
+        console.print(
+            f"{best_dev} over the trained arm: {reverse.diff:+.3f}, one-sided 95% CI "
+            f"[{rlo}, +inf), p={reverse.p_value or 1.0:.4g}, n={reverse.n_items} tasks "
+            f"({reverse.method})",
+            highlight=False,
+        )
     console.print(f"token-matched: {eff.statement}", highlight=False)
     summary = {
         "env": env.id,
@@ -407,6 +417,15 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             "method": gain.method,
             "estimand": gain.estimand,
             "mde": gain.mde,
+        },
+        "reverse_gain": None
+        if reverse is None
+        else {
+            "diff": reverse.diff,
+            "lower": reverse.lower,
+            "p_value": reverse.p_value,
+            "n": reverse.n_items,
+            "method": reverse.method,
         },
         "token_efficiency": eff.model_dump(mode="json"),
     }

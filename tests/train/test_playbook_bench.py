@@ -195,6 +195,26 @@ def test_the_bootstrap_learner_is_compared_with_the_best_untrained_arm_on_dev(
     assert summary["best_untrained_on_dev"] == max(dev, key=lambda n: dev[n]["reward"])
     trained = next(a for name, a in summary["held_out"].items() if name.startswith("trained"))
     assert len(trained["tasks"]) == 24 and fmean(trained["scores"]) == 1.0
-    assert summary["gain"]["diff"] > 0
+    assert summary["gain"]["diff"] > 0 and summary["reverse_gain"] is None
     assert summary["token_efficiency"]["training_tokens"] == summary["train"]["training_tokens"]
     assert "transform(" in (tmp_path / "train" / "playbook.md").read_text()
+
+
+def test_a_better_untrained_arm_is_tested_the_other_way(tmp_path: Path) -> None:
+    """When the best untrained arm beats the trained one (here the oracle, against a playbook of
+    one worked example that helps one kind of three), the same gain test runs the other way."""
+    bench = load_bench()
+    code = bench.main(
+        ["--model", "scripted/toy-examples-agent", "--env", "workgym/toy-examples",
+         "--learner", "bootstrap", "--train-tasks", "12", "--samples", "2",
+         "--max-candidates", "1", "--max-examples", "1", "--dev-k", "1", "--epochs", "1",
+         "--baseline-model", "scripted/oracle", "--out", str(tmp_path), "--concurrency", "4",
+         "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    summary = json.loads((tmp_path / "comparison.json").read_text())
+    assert summary["best_untrained_on_dev"] == "untrained scripted/oracle"
+    assert summary["gain"]["diff"] < 0
+    reverse = summary["reverse_gain"]
+    assert reverse["diff"] == pytest.approx(-summary["gain"]["diff"])
+    assert reverse["p_value"] < 0.05 and reverse["lower"] > 0
