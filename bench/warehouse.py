@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/warehouse.py [--tpch-sf 1] [--tasks 400] [--skip-tpch] [--out DIR]
         [--db duckdb:///data/tpcds.duckdb ...]
+    .venv/bin/python bench/warehouse.py --check runs/envs/tpcds [--check DIR ...]
 
 Prints, for builtin:nycflights13 and builtin:tpch?sf=<sf>: generation time (snapshot, profile,
 families, investigations, suites) and task counts; then on the nycflights13 environment: the
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -48,16 +49,18 @@ def bench_generate(url: str, out: Path, tasks: int) -> None:
 
 
 def bench_check(directory: Path) -> None:
-    """`workgym check --fresh` in a child process: the time a user waits, and its peak RSS."""
+    """`workgym check --fresh` in a child process: the time a user waits, and its peak RSS (that
+    child's own, from wait4, so several checks in one bench do not share a maximum)."""
     out = directory.parent / f"check-{directory.name}"
     command = [sys.executable, "-m", "workgym", "check", str(directory), "--out", str(out)]
+    command += ["--fresh", "--no-progress", "--admission-dir", str(out / "admission")]
     started = time.perf_counter()
-    done = subprocess.run(
-        [*command, "--fresh", "--no-progress"], capture_output=True, text=True, check=False
-    )
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
     total = time.perf_counter() - started
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    report = json.loads((out / "check.json").read_text()) if done.returncode in (0, 1) else {}
+    code = os.waitstatus_to_exitcode(status)
+    rss = usage.ru_maxrss / 1024
+    report = json.loads((out / "check.json").read_text()) if code in (0, 1) else {}
     attack = report.get("attack") or {}
     print(
         f"check {directory.name}: {total:.1f} s, {'passed' if report.get('passed') else 'FAILED'}"
@@ -94,7 +97,8 @@ def bench_verify(env: WarehouseEnv, per_kind: int = 15) -> None:
         if len(by_kind[kind]) < per_kind:
             by_kind[kind].append(task)
     for kind, tasks in sorted(by_kind.items()):
-        cold, warm = [], []
+        cold: list[float] = []
+        warm: list[float] = []
         for task in tasks:
             episode = wg.Episode(task_id=task.id, family=task.family, split="", answer=task.answer)
             if kind == "conclusion":
@@ -134,7 +138,19 @@ def main() -> None:
         help="another source to time, e.g. duckdb:///data/tpcds.duckdb (repeatable)",
     )
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--check",
+        action="append",
+        type=Path,
+        default=[],
+        help="only time `workgym check` on this generated environment directory (repeatable); "
+        "its runs go beside it, in check-<name>",
+    )
     args = parser.parse_args()
+    if args.check:
+        for directory in args.check:
+            bench_check(directory)
+        return
     root = args.out or Path(tempfile.mkdtemp(prefix="workgym-bench-warehouse-"))
     nyc = root / "nycflights13"
     bench_generate("builtin:nycflights13", nyc, args.tasks)
