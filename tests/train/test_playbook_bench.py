@@ -166,6 +166,17 @@ def test_a_bad_number_of_attempts_is_one_line_and_exit_2(
     assert f"{bad!r} is not a number of attempts: give 1 or more" in capsys.readouterr().err
 
 
+def bootstrap_run(out: Path, *arms: str) -> int:
+    """The bootstrap comparison with the toy-examples double: 12 train tasks twice, at most as
+    many candidates as examples, one dev and one test epoch; `arms` adds the rest."""
+    at_most = arms[arms.index("--max-examples") + 1]
+    argv = ["--model", "scripted/toy-examples-agent", "--env", "workgym/toy-examples",
+            "--learner", "bootstrap", "--train-tasks", "12", "--samples", "2",
+            "--max-candidates", at_most, "--dev-k", "1", "--epochs", "1", "--out", str(out),
+            "--concurrency", "4", "--no-progress", *arms]  # fmt: skip
+    return int(load_bench().main(argv))
+
+
 def test_the_bootstrap_learner_is_compared_with_the_best_untrained_arm_on_dev(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -173,15 +184,7 @@ def test_the_bootstrap_learner_is_compared_with_the_best_untrained_arm_on_dev(
     fails at temperature 0 without a worked example and copies one when it has it, so the
     playbook learned from its train successes wins on test; the untrained arms are scored on the
     whole dev split, the budget is printed first, and the training tokens are the learner's."""
-    bench = load_bench()
-    code = bench.main(
-        ["--model", "scripted/toy-examples-agent", "--env", "workgym/toy-examples",
-         "--learner", "bootstrap", "--train-tasks", "12", "--samples", "2",
-         "--max-candidates", "3", "--max-examples", "3", "--dev-k", "1", "--epochs", "1",
-         "--baseline-temperature", "0.9", "--out", str(tmp_path), "--concurrency", "4",
-         "--no-progress"]
-    )  # fmt: skip
-    assert code == 0
+    assert bootstrap_run(tmp_path, "--max-examples", "3", "--baseline-temperature", "0.9") == 0
     printed = capsys.readouterr().out
     assert "budget, stated before the run: at most" in printed
     summary = json.loads((tmp_path / "comparison.json").read_text())
@@ -203,15 +206,8 @@ def test_the_bootstrap_learner_is_compared_with_the_best_untrained_arm_on_dev(
 def test_a_better_untrained_arm_is_tested_the_other_way(tmp_path: Path) -> None:
     """When the best untrained arm beats the trained one (here the oracle, against a playbook of
     one worked example that helps one kind of three), the same gain test runs the other way."""
-    bench = load_bench()
-    code = bench.main(
-        ["--model", "scripted/toy-examples-agent", "--env", "workgym/toy-examples",
-         "--learner", "bootstrap", "--train-tasks", "12", "--samples", "2",
-         "--max-candidates", "1", "--max-examples", "1", "--dev-k", "1", "--epochs", "1",
-         "--baseline-model", "scripted/oracle", "--out", str(tmp_path), "--concurrency", "4",
-         "--no-progress"]
-    )  # fmt: skip
-    assert code == 0
+    oracle = ["--baseline-model", "scripted/oracle"]
+    assert bootstrap_run(tmp_path, "--max-examples", "1", *oracle) == 0
     summary = json.loads((tmp_path / "comparison.json").read_text())
     assert summary["best_untrained_on_dev"] == "untrained scripted/oracle"
     assert summary["gain"]["diff"] < 0
