@@ -59,6 +59,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", required=True)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--train-tasks", type=int, default=8)
+    p.add_argument("--dev-tasks", type=int, default=None, help="dev tasks scored (default: all)")
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--temperature", type=float, default=0.7)
     p.add_argument("--max-candidates", type=int, default=4)
@@ -174,12 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     env = load(args.env)
     n_dev = len(env.taskset.split("dev"))
+    if args.dev_tasks is not None:
+        n_dev = min(args.dev_tasks, n_dev)
     n_train = min(args.train_tasks, len(env.taskset.split("train")))
     cfg = BootstrapConfig(
         seed=args.seed,
         temperature=args.temperature,
         samples=args.samples,
         train_tasks=args.train_tasks,
+        dev_tasks=args.dev_tasks,
         max_candidates=args.max_candidates,
         max_examples=args.max_examples,
         max_tokens=args.max_tokens,

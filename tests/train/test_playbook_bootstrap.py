@@ -99,6 +99,24 @@ def test_random_search_keeps_its_best_subset_only_through_the_gate(tmp_path: Pat
     assert result.learned.reward == best > result.baseline.reward == 0.0
 
 
+def test_a_seeded_subset_of_dev_tasks_is_searched_on_and_counted_in_the_cap(
+    tmp_path: Path,
+) -> None:
+    """`dev_tasks` scores every set on that many dev tasks, drawn by the seed and kept in split
+    order; left unset it is not part of the run's identity, so older runs still resume."""
+    cfg = BootstrapConfig(dev_tasks=5)
+    result = bootstrap_playbook(ToyExamples(), ToyExamplesAgent(), out=tmp_path, config=cfg)
+    dev = [t.id for t in split("dev")]
+    assert len(result.dev_tasks) == 5 and set(result.dev_tasks) <= set(dev)
+    assert list(result.dev_tasks) == [t for t in dev if t in result.dev_tasks]
+    assert all(len(s.task_means) == 5 for s in (result.baseline, result.learned))
+    full = BootstrapConfig().episode_cap(24, 12)  # 16 train tasks x 3 + 12 x (1 + 4 x 8)
+    assert cfg.episode_cap(24, 12) == 16 * 3 + 5 * (1 + 4 * 8) < full
+    assert BootstrapConfig(dev_tasks=50).episode_cap(24, 12) == full
+    assert "dev_tasks" not in BootstrapConfig().identity()
+    assert cfg.identity()["dev_tasks"] == 5
+
+
 # -- the leakage lint for worked examples ---------------------------------------------------------
 
 LINT = ExampleLint(split("train"), HeldOut.of(ENV.taskset))
@@ -332,7 +350,8 @@ def test_the_commands_bootstrap_options_are_the_configs_fields_with_its_defaults
 
     params = inspect.signature(playbook).parameters
     shared = {"seed", "temperature", "max_tokens", "playbook_budget", "budget_tokens"}
-    own = {"samples", "train_tasks", "max_candidates", "max_examples", "search", "subsets"}
+    own = {"samples", "train_tasks", "dev_tasks", "max_candidates", "max_examples", "search"}
+    own |= {"subsets"}
     for name in shared | own | {"dev_temperature", "concurrency"}:
         assert params[name].default == BootstrapConfig.model_fields[name].default, name
 

@@ -134,6 +134,9 @@ def playbook(
     dev_temperature: Annotated[
         float, typer.Option(min=0.0, help="bootstrap: sampling temperature on dev")
     ] = 0.0,
+    dev_tasks: Annotated[
+        int | None, typer.Option(min=2, help="bootstrap: dev tasks scored (default: all)")
+    ] = None,
 ) -> None:
     """Learn a readable playbook for a frozen model from reward (train split; dev selects)."""
     if learner == "bootstrap":
@@ -144,7 +147,7 @@ def playbook(
             fields=dict(
                 seed=seed, temperature=temperature, samples=samples, train_tasks=train_tasks,
                 max_candidates=max_candidates, max_examples=max_examples, search=search,
-                subsets=subsets, dev_temperature=dev_temperature,
+                subsets=subsets, dev_temperature=dev_temperature, dev_tasks=dev_tasks,
                 dev_k=dev_k or 1, max_tokens=max_tokens,
                 playbook_budget=playbook_budget, budget_tokens=budget_tokens,
                 concurrency=concurrency,

@@ -33,6 +33,9 @@ class BootstrapConfig(BaseModel):
     subsets: int = Field(8, ge=1, description="random subsets tried (search=random)")
     dev_temperature: float = Field(0.0, ge=0, description="sampling temperature on dev")
     dev_k: int = Field(1, ge=1, description="episodes per dev task")
+    dev_tasks: int | None = Field(
+        None, ge=2, description="dev tasks the search scores on, seeded (None: all of them)"
+    )
     se_multiple: float = Field(
         1.0, ge=0, description="a change must raise dev reward by more than this many paired SEs"
     )
@@ -50,7 +53,10 @@ class BootstrapConfig(BaseModel):
         task `samples` times, and every dev task once for the empty set and at most
         `max_examples` rounds of `max_candidates` sets (greedy stops at the first failed gate)."""
         tasks = n_train if self.train_tasks is None else min(self.train_tasks, n_train)
-        return tasks * self.samples + n_dev * (1 + self.max_examples * self.max_candidates)
+        dev = n_dev if self.dev_tasks is None else min(self.dev_tasks, n_dev)
+        return tasks * self.samples + dev * (1 + self.max_examples * self.max_candidates)
 
     def identity(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"concurrency"})
+        # dev_tasks came later: a run from before it (all dev tasks) keeps its identity.
+        unset = {"dev_tasks"} if self.dev_tasks is None else set()
+        return self.model_dump(mode="json", exclude={"concurrency", *unset})

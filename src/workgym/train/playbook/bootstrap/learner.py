@@ -101,7 +101,7 @@ class BootstrapLearner:
         held_out = HeldOut.of(env.taskset)  # digests only; taken before the split is sealed
         self.env = sealed_view(env)  # from here on, the test split does not exist
         self.train = self.env.taskset.split("train")
-        self.dev = self.env.taskset.split("dev")
+        self.dev = self.sample_dev(self.env.taskset.split("dev"))
         if not self.train:
             raise ConfigError(f"{env.id} has no train tasks; bootstrapping needs a train split")
         if len(self.dev) < 2:
@@ -200,6 +200,17 @@ class BootstrapLearner:
             task_means=tuple(means),
         )
         return Scores(means, audit)
+
+    def sample_dev(self, dev: list[Task]) -> list[Task]:
+        """`dev_tasks` of the dev split, drawn by the seed and kept in split order; all of them
+        when unset. A smaller dev set makes a pilot affordable on slow agents, at the price of
+        a coarser gate."""
+        n = self.cfg.dev_tasks
+        if n is None or n >= len(dev):
+            return list(dev)
+        order = sorted(dev, key=lambda t: derive_seed(self.cfg.seed, "bootstrap-dev-task", t.id))
+        chosen = {t.id for t in order[:n]}
+        return [t for t in dev if t.id in chosen]
 
     def sample_train(self) -> list[Task]:
         order = sorted(self.train, key=lambda t: derive_seed(self.cfg.seed, "bootstrap-task", t.id))
