@@ -162,6 +162,21 @@ def test_the_runtime_holds_a_reply_to_its_json_schema() -> None:
         assert lesson["section"] == "strategies" and set(lesson["evidence"]) <= {"E1", "E2"}
 
 
+@pytest.mark.skipif(not ready(QWEN25_CODER_05B), reason="needs [llamacpp] and [qwen05]")
+def test_one_prompt_longer_than_a_slot_uses_the_room_the_others_leave() -> None:
+    """Four slots of 256 tokens share one KV cache of 1,024: a 600-token prompt is served, not
+    refused with "exceeds the available context size" (a long warehouse episode, decision 0178)."""
+    import asyncio
+
+    model = LlamaCppModel("llamacpp/qwen2.5-coder-0.5b", slots=4, context=256)
+    ask = [wg.Message(role="user", content="word " * 580 + "\nReply with the word OK.")]
+    try:
+        done = asyncio.run(model.complete(ask, [], wg.Sampling(temperature=0.0, max_tokens=4)))
+    finally:
+        model.close()
+    assert done.usage.prompt_tokens > 2 * 256 and done.usage.completion_tokens >= 1
+
+
 def test_a_schema_goes_to_llamacpp_compact_and_only_when_set() -> None:
     """llguidance lets whitespace run by default; the request turns that off (see COMPACT_JSON)."""
     model = object.__new__(LlamaCppModel)  # request() reads only its arguments

@@ -248,6 +248,10 @@ def _start(path: Path, *, slots: int, context: int, threads: int) -> Any:
     params.model.path = str(path)
     params.n_parallel = slots
     params.n_ctx = slots * context
+    # One KV cache shared by the slots: a request may use the room others leave, so one long
+    # warehouse episode (a 5,800-token prompt) is served instead of refused at `context`, while
+    # the memory stays what `slots * context` costs (decision 0178).
+    params.kv_unified = True
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
