@@ -15,6 +15,7 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,19 @@ def toy_eval(
         summary = run.summary()
     assert summary.success_rate == 1.0, "the bench script must solve every task"
     return summary.n_episodes, elapsed
+
+
+def count_of(what: str, *, least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of `what`, `least` or more (one line if not)."""
+
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number of {what}: give {least} or more"
+            )
+        return int(text)
+
+    return parse
 
 
 def openai_name(name: str) -> str:

@@ -49,6 +49,9 @@ from workgym.stats.proportions import clopper_pearson
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.learner import BootstrapResult, bootstrap_playbook
 
+sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
+from _common import count_of
+
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -59,7 +62,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", required=True)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--train-tasks", type=int, default=8)
-    p.add_argument("--dev-tasks", type=int, default=None, help="dev tasks scored (default: all)")
+    p.add_argument(
+        "--dev-tasks",
+        type=count_of("dev tasks", least=2),
+        default=None,
+        help="dev tasks scored (default: all)",
+    )
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--temperature", type=float, default=0.7)
     p.add_argument("--max-candidates", type=int, default=4)

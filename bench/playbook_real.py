@@ -58,21 +58,16 @@ from workgym.run.options import EvalOptions
 from workgym.run.policy import Agent, Policy, make_policy
 from workgym.run.runner import eval_async
 from workgym.swarm.policies import Attempts
+from workgym.swarm.team import TeamPolicy
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.learner import bootstrap_playbook_async
+from workgym.train.playbook.config import LEARNERS
 from workgym.train.playbook.report import token_efficiency
 from workgym.train.playbook.scoring import Baseline
 
 sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
-from _common import add_endpoint_args, add_training_args, openai_name, train_config
-
-
-def attempts(text: str) -> int:
-    """--baseline-attempts K: a whole number of attempts, 1 or more (one line if not)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of attempts: give 1 or more")
-    return int(text)
+from _common import add_endpoint_args, add_training_args, count_of, openai_name, train_config
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -101,7 +96,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--baseline-attempts",
         action="append",
-        type=attempts,
+        type=count_of("attempts", least=1),
         default=[],
         help="the agent untrained, K attempts and a majority vote (self-consistency at k = K, "
         "sampled at --attempts-temperature), another baseline (repeatable)",
@@ -109,7 +104,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--attempts-temperature", type=float, default=0.7)
     p.add_argument(
         "--learner",
-        choices=("reflect", "bootstrap"),
+        choices=LEARNERS,
         default="reflect",
         help="reflect: a reflector's lessons; bootstrap: worked examples from verified successes",
     )
@@ -192,9 +187,10 @@ class Learned(NamedTuple):
 
 
 def attempts_per_task(policy: Policy) -> int:
-    """A team of K attempts plays K times a task; any other policy once."""
-    team = policy.describe().get("team") or {}
-    return int(team.get("n", 1))
+    """A team of K attempts plays K times a task; any other policy once (a budget line only)."""
+    if isinstance(policy, TeamPolicy) and isinstance(policy.team, Attempts):
+        return policy.team.n
+    return 1
 
 
 def best_on_dev(dev: list[dict[str, Any]]) -> str:
@@ -244,7 +240,8 @@ async def learn_bootstrap(
     console: Console,
 ) -> Learned:
     """The bootstrap learner, then every untrained arm on the whole dev split to choose the best
-    one (the learner's own dev score of the empty playbook is the plain agent's)."""
+    one. The plain agent is scored here again (the learner scored the empty playbook with its own
+    seeds, on `--dev-tasks` at most), so that every arm is chosen on the same tasks and seeds."""
     cfg = BootstrapConfig(
         seed=args.seed,
         temperature=args.train_temperature,

@@ -51,3 +51,15 @@ def test_pilot_states_its_budget_and_prints_dev_counts_with_exact_intervals(
     # a second run reads the episodes back and runs none
     assert bench.main(argv) == 0
     assert json.loads((out / "pilot.json").read_text())["episodes_run"] == 0
+
+
+@pytest.mark.parametrize("bad", ["1", "all", "-4"])
+def test_a_bad_number_of_dev_tasks_is_one_line_and_exit_2(
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = load_bench("bootstrap_pilot.py")
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--model", "scripted/toy-examples-agent", "--out", str(tmp_path),
+                    "--dev-tasks", bad])  # fmt: skip
+    assert stop.value.code == 2
+    assert f"{bad!r} is not a number of dev tasks: give 2 or more" in capsys.readouterr().err

