@@ -181,3 +181,83 @@ def test_the_command_refuses_the_test_split(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and "train or dev only" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+class SeedParity:
+    """A double whose first step is right exactly when the call's seed is even, so the expected
+    teacher-forced rate of every task follows from `episode_seed` alone (a double: no learning)."""
+
+    name = "scripted/seed-parity"
+
+    async def complete(self, messages: list[Message], tools: list[Any], sampling: Any) -> Any:
+        from workgym.core.model import Completion
+
+        if messages[-1].role == "tool":
+            reply = late_starter(messages, tools)
+        else:
+            key = messages[-1].content.split()[-1].rstrip("?") if messages[-1].content else ""
+            good = sampling.seed is not None and sampling.seed % 2 == 0
+            args = json.dumps({"key": key if good else "wrong"})
+            call = ToolCall(id="l", name="lookup", arguments=args)
+            reply = Message(role="assistant", tool_calls=[call])
+        return Completion(message=reply)
+
+
+def sampled(out: Path, *, temperature: float, epochs: int = 4) -> Any:
+    from workgym.core.model import Sampling
+
+    return asyncio.run(
+        measure(
+            TwoStep(),
+            {"scripted/seed-parity": SeedParity()},  # type: ignore[dict-item]
+            split="dev",
+            out=out,
+            epochs=epochs,
+            limit=6,
+            progress=False,
+            sampling=Sampling(temperature=temperature),
+            seed=3,
+        )
+    )
+
+
+def test_sampled_teacher_forcing_draws_one_answer_per_epoch_seeded_as_the_free_episode(
+    tmp_path: Path,
+) -> None:
+    from workgym.run.attempt import episode_seed
+
+    report = sampled(tmp_path, temperature=0.7)
+    lines = [json.loads(x) for x in (tmp_path / SCORES).read_text().splitlines()]
+    tasks = {line["task_id"] for line in lines}
+    assert len(lines) == 4 * len(tasks) == 4 * 6
+    assert {(line["task_id"], line["epoch"]) for line in lines} == {
+        (t, e) for t in tasks for e in range(4)
+    }
+    assert {line["temperature"] for line in lines} == {0.7}
+    # Per task: the first step is right in the draws whose seed is even; the submission always.
+    even = {t: sum(episode_seed(3, t, e) % 2 == 0 for e in range(4)) / 4 for t in tasks}
+    expected = sum((even[t] + 1) / 2 for t in tasks) / len(tasks)
+    # Free running uses the same seeds: an episode succeeds exactly when its draw's seed is even.
+    free = sum(c.free_success * c.n_tasks for c in report.cells) / 6
+    assert free == pytest.approx(sum(even.values()) / len(tasks))
+    observed = sum(c.tf_step_rate * c.n_tasks for c in report.cells) / sum(
+        c.n_tasks for c in report.cells
+    )
+    assert observed == pytest.approx(expected)
+    assert 0 < expected < 1  # the draws differ, so the rate is not a single greedy answer
+    assert all(n == 2 * 4 for c in report.cells for n in c.gold_steps)
+    before = (tmp_path / SCORES).read_text()
+    sampled(tmp_path, temperature=0.7)
+    assert (tmp_path / SCORES).read_text() == before
+
+
+def test_greedy_teacher_forcing_draws_once_and_a_folder_keeps_its_temperature(
+    tmp_path: Path,
+) -> None:
+    from workgym.core.errors import ConfigError
+
+    sampled(tmp_path, temperature=0.0)
+    lines = [json.loads(x) for x in (tmp_path / SCORES).read_text().splitlines()]
+    assert len(lines) == 6 and {line["epoch"] for line in lines} == {0}
+    with pytest.raises(ConfigError, match=r"temperature 0\.0 in this folder"):
+        sampled(tmp_path, temperature=0.7)

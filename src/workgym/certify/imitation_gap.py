@@ -29,6 +29,7 @@ own-prefix labels are recomputed from those runs (no model call) into `out/own_p
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -56,10 +57,13 @@ from workgym.certify.gap_null import (
 )
 from workgym.certify.teacher_forcing import TaskScore, score_task
 from workgym.core.missing_extra import require
+from workgym.core.model import Sampling
 from workgym.core.next_action import next_action_oracle
 from workgym.run.gold import gold_trajectory
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from workgym.core.environment import Environment
     from workgym.core.model import Model
     from workgym.core.task_aware import TaskAwareModel
@@ -87,7 +91,8 @@ class Cell(BaseModel):
     mean_logprob: float | None = None
     """Mean gold-token log-likelihood, for models that score tokens (`hf/`)."""
     gold_steps: list[int] = []
-    """Gold steps of each task (the same-data null draws this many steps per task)."""
+    """Gold steps of each task times its teacher-forced draws (the same-data null draws this
+    many step answers per task)."""
     free_episodes: int = 0
     """Free-running episodes played in this cell."""
     own_step_rate: float | None = None
@@ -209,9 +214,13 @@ def fit(cells: list[Cell]) -> Slope:
     )
 
 
-def read_scores(path: Path) -> dict[tuple[str, str], TaskScore]:
+Key = tuple[str, str, int]
+"""(model, task id, teacher-forced epoch): one line of teacher_forced.jsonl."""
+
+
+def read_scores(path: Path) -> dict[Key, TaskScore]:
     """Teacher-forced results already on disk; a torn last line (a kill mid-write) is dropped."""
-    found: dict[tuple[str, str], TaskScore] = {}
+    found: dict[Key, TaskScore] = {}
     if not path.exists():
         return found
     for line in path.read_text().splitlines():
@@ -219,8 +228,26 @@ def read_scores(path: Path) -> dict[tuple[str, str], TaskScore]:
             score = TaskScore.model_validate_json(line)
         except ValueError:
             continue
-        found[(score.model, score.task_id)] = score
+        found[(score.model, score.task_id, score.epoch)] = score
     return found
+
+
+def _check_temperature(done: dict[Key, TaskScore], models: list[str], temperature: float) -> None:
+    """A folder holds one decoding: mixing greedy and sampled draws would average two measures."""
+    from workgym.core.errors import ConfigError
+
+    for (label, _, _), score in done.items():
+        if label in models and score.temperature != temperature:
+            raise ConfigError(
+                f"{label} was teacher-forced at temperature {score.temperature} in this folder, "
+                f"not {temperature}: pass another --out or the same --temperature"
+            )
+
+
+def teacher_forced_epochs(sampling: Sampling, epochs: int) -> int:
+    """Greedy decoding gives one answer per prefix, so it is drawn once; sampling draws as many
+    teacher-forced epochs as free-running ones, so both sides of a cell rest on equal draws."""
+    return epochs if sampling.temperature > 0 else 1
 
 
 async def gold_for(
@@ -247,26 +274,49 @@ async def measure(
     concurrency: int = 4,
     system_prompt: str = "",
     progress: bool = True,
+    sampling: Sampling | None = None,
+    seed: int = 0,
 ) -> ImitationReport:
-    """Run (or resume) the experiment for every model and write imitation.json and the plot."""
+    """Run (or resume) the experiment for every model and write imitation.json and the plot.
+
+    `sampling` is one decoding for all three measures (greedy by default). With a temperature,
+    each task is teacher-forced `epochs` times, draw k seeded as free-running epoch k of the same
+    task (`run.attempt.episode_seed`), and `concurrency` tasks are scored at a time."""
+    from workgym.run.attempt import episode_seed
     from workgym.run.options import EvalOptions
     from workgym.run.policy import Policy
     from workgym.run.runner import eval_async
 
+    decoding = sampling or Sampling()
     out.mkdir(parents=True, exist_ok=True)
     tasks = list(env.taskset.split(split))[: limit if limit is not None else None]
     golds, skipped = await gold_for(env, tasks, system_prompt)
     scored = [t for t in tasks if t.id in golds]
     done = read_scores(out / SCORES)
+    _check_temperature(done, list(models), decoding.temperature)
+    tf_epochs = teacher_forced_epochs(decoding, epochs)
+    gate = asyncio.Semaphore(concurrency)
     with (out / SCORES).open("a") as sink:
+
+        async def one(label: str, model: Model | TaskAwareModel, task: Task, epoch: int) -> None:
+            draw = decoding.with_seed(episode_seed(seed, task.id, epoch))
+            async with gate:
+                score = await score_task(
+                    model, label, env, task, golds[task.id], sampling=draw, epoch=epoch
+                )
+            sink.write(score.model_dump_json() + "\n")
+            sink.flush()
+            done[(label, task.id, epoch)] = score
+
         for label, model in models.items():
-            for task in scored:
-                if (label, task.id) in done:
-                    continue
-                score = await score_task(model, label, env, task, golds[task.id])
-                sink.write(score.model_dump_json() + "\n")
-                sink.flush()
-                done[(label, task.id)] = score
+            await asyncio.gather(
+                *(
+                    one(label, model, task, epoch)
+                    for task in scored
+                    for epoch in range(tf_epochs)
+                    if (label, task.id, epoch) not in done
+                )
+            )
     free: dict[str, dict[str, float]] = {}
     played: dict[str, dict[str, int]] = {}
     oracle = next_action_oracle(env)
@@ -279,8 +329,9 @@ async def measure(
             epochs=epochs,
             out=out / "free" / slug(label),
             options=EvalOptions(
-                policy=Policy(model, system_prompt=system_prompt),
+                policy=Policy(model, system_prompt=system_prompt, sampling=decoding),
                 limit=limit,
+                seed=seed,
                 concurrency=concurrency,
                 progress=progress,
             ),
@@ -306,7 +357,9 @@ async def measure(
         cells=cells,
         state_oracle=oracle is not None,
         exposure=(
-            exposure_by_model(cells, [done[(m, t.id)] for m in models for t in scored], own)
+            exposure_by_model(
+                cells, [done[k] for k in done if k[0] in models and k[1] in by_id], own
+            )
             if oracle is not None
             else []
         ),
@@ -325,24 +378,32 @@ async def measure(
 def build_cells(
     models: dict[str, Model | TaskAwareModel],
     tasks: list[Task],
-    scores: dict[tuple[str, str], TaskScore],
+    scores: dict[Key, TaskScore],
     free: dict[str, dict[str, float]],
     played: dict[str, dict[str, int]] | None = None,
     own: list[OwnScore] | None = None,
 ) -> list[Cell]:
-    """One cell per (model, family); `own` is None when the environment has no state oracle."""
+    """One cell per (model, family); `own` is None when the environment has no state oracle.
+    A task's teacher-forced rates are the means over its draws (one under greedy decoding), so
+    every task weighs the same in a cell; the per-position rates pool every draw."""
     cells: list[Cell] = []
     families = sorted({t.family for t in tasks})
     own_by: dict[tuple[str, str], list[OwnScore]] = defaultdict(list)
     for o in own or []:
         own_by[(o.model, o.family)].append(o)
+    draws: dict[tuple[str, str], list[TaskScore]] = defaultdict(list)
+    for (label, task_id, _), score in sorted(scores.items()):
+        draws[(label, task_id)].append(score)
     for label in models:
         for family in families:
-            mine = [scores[(label, t.id)] for t in tasks if t.family == family]
+            mine = [
+                draws[(label, t.id)] for t in tasks if t.family == family and draws[(label, t.id)]
+            ]
             if not mine:
                 continue
-            logps = [s.mean_logprob for s in mine if s.mean_logprob is not None]
-            ids = {s.task_id for s in mine}
+            pooled = [d for task_draws in mine for d in task_draws]
+            logps = [d.mean_logprob for d in pooled if d.mean_logprob is not None]
+            ids = {d[0].task_id for d in mine}
             theirs = [o for o in own_by[(label, family)] if o.task_id in ids]
             own_rates = own_rate_by_task(theirs)
             cells.append(
@@ -350,25 +411,30 @@ def build_cells(
                     model=label,
                     family=family,
                     n_tasks=len(mine),
-                    tf_step_rate=sum(s.step_rate for s in mine) / len(mine),
-                    tf_all_steps=sum(s.all_steps for s in mine) / len(mine),
-                    free_success=sum(free[label].get(s.task_id, 0.0) for s in mine) / len(mine),
+                    tf_step_rate=sum(_mean(d.step_rate for d in task) for task in mine) / len(mine),
+                    tf_all_steps=sum(_mean(d.all_steps for d in task) for task in mine) / len(mine),
+                    free_success=sum(free[label].get(d[0].task_id, 0.0) for d in mine) / len(mine),
                     mean_logprob=sum(logps) / len(logps) if logps else None,
-                    gold_steps=[len(s.steps) for s in mine],
+                    gold_steps=[len(task[0].steps) * len(task) for task in mine],
                     free_episodes=sum((played or {}).get(label, {}).get(i, 0) for i in ids),
                     # A task the model never got to act in (every episode errored) counts as
                     # no step right, like its free-running success.
                     own_step_rate=(
-                        sum(own_rates.get(s.task_id, 0.0) for s in mine) / len(mine)
+                        sum(own_rates.get(d[0].task_id, 0.0) for d in mine) / len(mine)
                         if own is not None
                         else None
                     ),
-                    tf_by_position=position_accuracy(mine),
+                    tf_by_position=position_accuracy(pooled),
                     own_by_position=own_position_accuracy(theirs),
-                    predicted_success=predicted_success(mine),
+                    predicted_success=predicted_success(pooled),
                 )
             )
     return cells
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items)
 
 
 def measures(cell: Cell) -> Measures:

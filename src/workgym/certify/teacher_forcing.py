@@ -8,8 +8,10 @@ free-running success of the same model in the real episode loop (`certify.imitat
 
 A gold trajectory is the oracle played through the real episode loop (the same driver, tools and
 limits as any agent), so the prefixes hold the tools' real outputs, rendered with the evaluated
-policy's own system text. At each gold assistant step the model answers greedily once; the step
-*matches* when its first action equals the gold one:
+policy's own system text. At each gold assistant step the model answers once, greedily by default
+(one teacher-forced *epoch*); with a temperature, each epoch is another sampled answer at every
+step, seeded as the free-running episode of the same (task, epoch) is. The step *matches* when
+its first action equals the gold one:
 
 - a tool call: the same tool name and the same arguments as JSON values (key order and
   whitespace do not count; `"5"` is not `5`);
@@ -83,6 +85,10 @@ class TaskScore(BaseModel):
     """The scored model's name (a checkpoint label)."""
     task_id: str
     family: str
+    epoch: int = 0
+    """Which teacher-forced draw this is (0 under greedy decoding, which has only one)."""
+    temperature: float = 0.0
+    """The sampling temperature of the draw (a folder scored at one is not resumed at another)."""
     steps: list[StepScore]
     """One entry per gold assistant step, in order."""
 
@@ -140,15 +146,19 @@ async def score_task(
     env: Environment,
     task: Task,
     gold: list[Message],
+    *,
+    sampling: Sampling = GREEDY,
+    epoch: int = 0,
 ) -> TaskScore:
-    """Ask `model` for every gold step given the gold prefix; compare with the gold action."""
+    """Ask `model` for every gold step given the gold prefix; compare with the gold action.
+    The gold log-likelihood does not depend on the draw, so only epoch 0 computes it."""
     tools = env.toolkit(task).specs
     if isinstance(model, TaskAwareModel):  # a test double plays its own script, step by step
         model = model.for_task(task, env)
     steps: list[StepScore] = []
     for step in gold_steps(gold):
         prefix = gold[: step.index]
-        reply = (await model.complete(prefix, tools, GREEDY)).message
+        reply = (await model.complete(prefix, tools, sampling)).message
         target = gold[step.index]
         score = StepScore(
             index=step.index,
@@ -156,10 +166,17 @@ async def score_task(
             predicted=action_text(reply),
             gold=step.action,
         )
-        if isinstance(model, GoldScorer):
+        if epoch == 0 and isinstance(model, GoldScorer):
             score.logprob, score.tokens = model.reply_logprob(prefix, tools, target)
         steps.append(score)
-    return TaskScore(model=model_name, task_id=task.id, family=task.family, steps=steps)
+    return TaskScore(
+        model=model_name,
+        task_id=task.id,
+        family=task.family,
+        epoch=epoch,
+        temperature=sampling.temperature,
+        steps=steps,
+    )
 
 
 class LocalScorer:

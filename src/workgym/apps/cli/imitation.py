@@ -32,7 +32,17 @@ def imitation_gap_cmd(
         typer.Option("--checkpoints", help="more models to score the same way (repeatable)"),
     ] = None,
     split: Annotated[str, typer.Option(help="train or dev (the test split stays sealed)")] = "dev",
-    epochs: Annotated[int, typer.Option(min=1, help="free-running epochs per task")] = 1,
+    epochs: Annotated[
+        int,
+        typer.Option(
+            min=1, help="free-running epochs per task (and teacher-forced draws, when sampling)"
+        ),
+    ] = 1,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="one decoding for all three measures (0: greedy)")
+    ] = 0.0,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="reply token cap")] = None,
+    seed: Annotated[int, typer.Option(help="run seed; draw k of a task is seeded as epoch k")] = 0,
     limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
     concurrency: Annotated[int, typer.Option(min=1)] = 4,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
@@ -49,6 +59,7 @@ def imitation_gap_cmd(
     from workgym.certify.imitation_gap import PLOT, REPORT, measure, slug
     from workgym.certify.teacher_forcing import as_scorer
     from workgym.core.errors import ConfigError
+    from workgym.core.model import Sampling
     from workgym.models import get_model
 
     if split == "test":
@@ -74,6 +85,8 @@ def imitation_gap_cmd(
             concurrency=concurrency,
             system_prompt=system_prompt,
             progress=progress,
+            sampling=Sampling(temperature=temperature, max_tokens=max_tokens),
+            seed=seed,
         )
     )
     print_report(report)
