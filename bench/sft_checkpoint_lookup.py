@@ -1,16 +1,20 @@
-"""An SFT checkpoint for the imitation-gap study (docs/results.md, issue 20 claim 1).
+"""An SFT checkpoint for the imitation-gap study (docs/results.md, issue 20 and 36 claim 1).
 
     PYTHONPATH=src python bench/sft_checkpoint_lookup.py OUT
+    PYTHONPATH=src python bench/sft_checkpoint_lookup.py OUT --held-out-dev
 
-Trains SmolLM2-135M on workgym/lookup's oracle trajectories of train tasks 28 onwards only, so
-the first 28 (what `workgym imitation-gap --limit 28` scores) stay unseen. Prints the losses.
+By default it trains SmolLM2-135M on workgym/lookup's oracle trajectories of train tasks 28
+onwards only, so the first 28 (what `workgym imitation-gap --limit 28` scores) stay unseen.
+With `--held-out-dev` it trains on every train task of `bench/lookup-c1` instead, whose dev
+split holds five whole families (decision 0179), so the dev families stay unseen. Prints the
+losses.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
-import sys
 import time
 
 from workgym.envs.lookup.env import Lookup
@@ -19,14 +23,28 @@ from workgym.train.sft import SFTSettings, gold_examples, train_sft
 
 
 def main() -> None:
-    env = Lookup()
-    tasks = env.taskset.training_view().split("train")[28:]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", help="where the checkpoint goes")
+    parser.add_argument(
+        "--held-out-dev",
+        action="store_true",
+        help="train on bench/lookup-c1's whole train split (its five dev families unseen)",
+    )
+    args = parser.parse_args()
+    if args.held_out_dev:
+        from lookup_c1 import LookupC1  # bench/ is the script's own directory
+
+        env: Lookup = LookupC1()
+        tasks = env.taskset.training_view().split("train")
+    else:
+        env = Lookup()
+        tasks = env.taskset.training_view().split("train")[28:]
     examples = asyncio.run(gold_examples(env, tasks, HFModel("hf/smollm2-135m").chat))
     started = time.perf_counter()
     settings = SFTSettings(steps=20, batch_size=4, learning_rate=2e-5, seed=0)
-    result = train_sft("hf/smollm2-135m", examples, sys.argv[1], settings)
-    print(json.dumps({"examples": result.examples, "losses": result.losses,
-                      "checkpoint": str(result.checkpoint),
+    result = train_sft("hf/smollm2-135m", examples, args.out, settings)
+    print(json.dumps({"env": env.id, "tasks": len(tasks), "examples": result.examples,
+                      "losses": result.losses, "checkpoint": str(result.checkpoint),
                       "seconds": round(time.perf_counter() - started, 1)}))  # fmt: skip
 
 
