@@ -177,6 +177,65 @@ def test_equal_accuracy_on_both_prefixes_is_no_exposure_bias_though_the_old_slop
     assert old.slope is not None and old.lower is not None and old.slope > 0.2 and old.lower > 0
 
 
+class Coin:
+    """A memoryless double: every step is the right next action with probability one half,
+    whatever the prefix, drawn from the call's seed and the prefix length (so paired draws
+    repeat). A miss where a lookup is due is a wrong submission half the time (the episode ends)
+    and a lookup of nobody otherwise (the episode goes on); a miss at the submission submits a
+    wrong answer. So its episodes' lengths depend on its misses, and it has no exposure bias."""
+
+    name = "scripted/coin"
+
+    def for_task(self, task: Task, env: Environment) -> Model:
+        oracle = next_action_oracle(env)
+        assert oracle is not None
+        return _CoinTurns(task, oracle)
+
+
+class _CoinTurns:
+    name = "scripted/coin"
+
+    def __init__(self, task: Task, oracle: NextActionOracle) -> None:
+        self.task, self.oracle = task, oracle
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], sampling: Sampling
+    ) -> Completion:
+        import random
+
+        rng = random.Random(f"{sampling.seed}|{len(messages)}")
+        right = self.oracle.next_action(self.task, messages).tool_calls[0]
+        if rng.random() < 0.5:
+            return Completion(message=_call(right.name, json.loads(right.arguments)))
+        if right.name != "submit_answer" and rng.random() < 0.5:
+            return Completion(message=_call("city_of", {"name": "Nobody"}))
+        return Completion(message=_call("submit_answer", {"answer": "not the answer"}))
+
+
+def test_a_memoryless_model_whose_episode_lengths_follow_its_misses_has_no_exposure_bias(
+    tmp_path: Path,
+) -> None:
+    report = asyncio.run(
+        measure(Lookup(), {"scripted/coin": Coin()}, split="train", out=tmp_path, limit=LIMIT,
+                epochs=8, sampling=Sampling(temperature=0.7), progress=False)
+    )  # fmt: skip
+    (row,) = report.exposure
+    assert row.gold_prefix == pytest.approx(0.5, abs=0.05)
+    assert row.exposure_bias == pytest.approx(0.0, abs=0.04)
+    assert row.lower is not None and row.upper is not None and row.lower < 0 < row.upper
+    # The same episodes scored by each episode's share of right steps (decision 0179's first
+    # estimator) lean on the episodes' lengths: a short failed episode weighs as a long one.
+    lines = [json.loads(x) for x in (tmp_path / OWN).read_text().splitlines()]
+    lengths = {len(line["steps"]) for line in lines}
+    assert min(lengths) == 1 and max(lengths) == 3  # lookup allows three turns
+    shares = [sum(s["matched"] for s in line["steps"]) / len(line["steps"]) for line in lines]
+    pooled = sum(sum(s["matched"] for s in line["steps"]) for line in lines) / sum(
+        len(line["steps"]) for line in lines
+    )
+    assert row.gold_prefix - sum(shares) / len(shares) > row.exposure_bias + 0.05
+    assert pooled == pytest.approx(0.5, abs=0.04)
+
+
 def test_an_environment_without_a_state_oracle_reports_teacher_forced_against_free_only(
     tmp_path: Path,
 ) -> None:

@@ -14,8 +14,20 @@ definitional: docs/imitation.md):
   from the state the model itself had reached? Compared with the same `action_key` as teacher
   forcing, so the two rates are one unit.
 
-Exposure bias = gold-prefix accuracy - own-prefix accuracy, per task (epochs averaged), then
-per cell. Positive: the model is worse on its own prefixes than on the gold ones.
+Exposure bias, per cell: over the model's own steps, the share its gold-prefix accuracy says it
+would get right minus the share it got right. Each task's gold-prefix rate is weighted by the
+number of own steps the task's episodes took, so both shares fall on the same steps:
+
+    exposure bias = sum_t (tf_t x N_t - S_t) / sum_t N_t
+
+where task t's episodes took N_t own steps and got S_t right. Under the null (a model whose
+accuracy is the same on any prefix), each own step of task t is right with the task's rate, so
+E[S_t] = tf-rate_t x E[N_t] by optional stopping, and the teacher-forced draws are independent of
+the episodes: the numerator has mean exactly 0. The obvious alternative, averaging each episode's
+share of right steps, is biased under that null because an episode's length depends on its
+errors (a wrong submission ends it, a wrong lookup lengthens it): `bench/exposure_null_sim.py`
+measures up to 0.17 either way (decision 0180). Positive: the model is worse on its own prefixes
+than on the gold ones.
 
 The compounding prediction sets the per-step teacher-forced accuracy beside observed free
 success: if steps failed independently at their teacher-forced rates and any failed step lost
@@ -88,12 +100,29 @@ def score_episode(
     )
 
 
-def own_rate_by_task(scores: list[OwnScore]) -> dict[str, float]:
-    """Own-prefix per-step rate per task, epochs averaged (each episode weighs the same)."""
-    by_task: dict[str, list[float]] = defaultdict(list)
+def own_counts_by_task(scores: list[OwnScore]) -> dict[str, tuple[int, int]]:
+    """Own steps right and own steps taken per task, summed over its episodes (each step weighs
+    the same; a per-episode share would let an episode's length, which its errors set, weigh)."""
+    right: dict[str, int] = defaultdict(int)
+    taken: dict[str, int] = defaultdict(int)
     for score in scores:
-        by_task[score.task_id].append(score.step_rate)
-    return {k: sum(v) / len(v) for k, v in by_task.items()}
+        right[score.task_id] += sum(s.matched for s in score.steps)
+        taken[score.task_id] += len(score.steps)
+    return {k: (right[k], taken[k]) for k in taken}
+
+
+def on_own_steps(
+    gold_rate: dict[str, float], own: dict[str, tuple[int, int]]
+) -> tuple[float, float] | None:
+    """(gold-prefix accuracy weighted by each task's own steps, the own-prefix accuracy) over the
+    tasks in `gold_rate`; their difference is the exposure bias. None when no task has an own
+    step (every episode errored before the model acted)."""
+    steps = sum(own.get(t, (0, 0))[1] for t in gold_rate)
+    if not steps:
+        return None
+    expected = sum(rate * own.get(t, (0, 0))[1] for t, rate in gold_rate.items())
+    right = sum(own.get(t, (0, 0))[0] for t in gold_rate)
+    return expected / steps, right / steps
 
 
 def position_accuracy(scores: list[TaskScore]) -> list[float]:

@@ -43,7 +43,8 @@ from workgym.certify.exposure_bias import (
     OWN,
     OwnScore,
     own_position_accuracy,
-    own_rate_by_task,
+    on_own_steps,
+    own_counts_by_task,
     position_accuracy,
     predicted_success,
     score_episode,
@@ -96,7 +97,11 @@ class Cell(BaseModel):
     free_episodes: int = 0
     """Free-running episodes played in this cell."""
     own_step_rate: float | None = None
-    """Mean over tasks of the own-prefix per-step rate (None: no state-conditional oracle)."""
+    """Share of the model's own free-running steps that were the right next action, over every
+    episode of the cell (None: no state-conditional oracle, or no own step)."""
+    tf_on_own_steps: float | None = None
+    """Gold-prefix accuracy weighted by each task's own steps: the share of the own steps the
+    teacher-forced rates say would be right (`exposure_bias.on_own_steps`)."""
     tf_by_position: list[float] = []
     """Gold-prefix accuracy at the 1st, 2nd, ... step, over the tasks that have it."""
     own_by_position: list[float] = []
@@ -111,8 +116,10 @@ class Cell(BaseModel):
 
     @property
     def exposure_bias(self) -> float | None:
-        """Gold-prefix minus own-prefix per-step accuracy: one unit, null 0."""
-        return None if self.own_step_rate is None else self.tf_step_rate - self.own_step_rate
+        """Gold-prefix minus own-prefix per-step accuracy on the same own steps: null 0."""
+        if self.own_step_rate is None or self.tf_on_own_steps is None:
+            return None
+        return self.tf_on_own_steps - self.own_step_rate
 
 
 class ModelExposure(BaseModel):
@@ -121,7 +128,7 @@ class ModelExposure(BaseModel):
     model: str
     n_families: int
     gold_prefix: float
-    """Mean gold-prefix per-step accuracy over the families."""
+    """Mean over the families of the gold-prefix accuracy weighted by the own steps."""
     own_prefix: float
     """Mean own-prefix per-step accuracy over the families."""
     exposure_bias: float
@@ -405,25 +412,21 @@ def build_cells(
             logps = [d.mean_logprob for d in pooled if d.mean_logprob is not None]
             ids = {d[0].task_id for d in mine}
             theirs = [o for o in own_by[(label, family)] if o.task_id in ids]
-            own_rates = own_rate_by_task(theirs)
+            tf_rate = {d[0].task_id: _mean(x.step_rate for x in d) for d in mine}
+            weighted = on_own_steps(tf_rate, own_counts_by_task(theirs))
             cells.append(
                 Cell(
                     model=label,
                     family=family,
                     n_tasks=len(mine),
-                    tf_step_rate=sum(_mean(d.step_rate for d in task) for task in mine) / len(mine),
+                    tf_step_rate=sum(tf_rate.values()) / len(mine),
                     tf_all_steps=sum(_mean(d.all_steps for d in task) for task in mine) / len(mine),
                     free_success=sum(free[label].get(d[0].task_id, 0.0) for d in mine) / len(mine),
                     mean_logprob=sum(logps) / len(logps) if logps else None,
                     gold_steps=[len(task[0].steps) * len(task) for task in mine],
                     free_episodes=sum((played or {}).get(label, {}).get(i, 0) for i in ids),
-                    # A task the model never got to act in (every episode errored) counts as
-                    # no step right, like its free-running success.
-                    own_step_rate=(
-                        sum(own_rates.get(d[0].task_id, 0.0) for d in mine) / len(mine)
-                        if own is not None
-                        else None
-                    ),
+                    own_step_rate=weighted[1] if own is not None and weighted else None,
+                    tf_on_own_steps=weighted[0] if own is not None and weighted else None,
                     tf_by_position=position_accuracy(pooled),
                     own_by_position=own_position_accuracy(theirs),
                     predicted_success=predicted_success(pooled),
@@ -465,7 +468,7 @@ def exposure_by_model(
     per-position curves pool every task (gold) and every episode (own) of the model."""
     rows: list[ModelExposure] = []
     for label in dict.fromkeys(c.model for c in cells):
-        mine = [c for c in cells if c.model == label and c.own_step_rate is not None]
+        mine = [c for c in cells if c.model == label and c.exposure_bias is not None]
         if not mine:
             continue
         biases = [c.exposure_bias or 0.0 for c in mine]
@@ -474,7 +477,7 @@ def exposure_by_model(
             ModelExposure(
                 model=label,
                 n_families=len(mine),
-                gold_prefix=sum(c.tf_step_rate for c in mine) / len(mine),
+                gold_prefix=sum(c.tf_on_own_steps or 0.0 for c in mine) / len(mine),
                 own_prefix=sum(c.own_step_rate or 0.0 for c in mine) / len(mine),
                 exposure_bias=sum(biases) / len(biases),
                 lower=lower,
@@ -520,9 +523,9 @@ def plot(report: ImitationReport, path: Path) -> None:
         shift = (i - (len(report.models) - 1) / 2) * step
         means = [(c.tf_step_rate + c.free_success) / 2 + shift for c in mine]
         ba.scatter(means, [c.gap for c in mine], label=label, s=24, alpha=0.8)
-        own = [c for c in mine if c.own_step_rate is not None]
+        own = [c for c in mine if c.exposure_bias is not None]
         eb.scatter(
-            [c.tf_step_rate + shift for c in own],
+            [(c.tf_on_own_steps or 0.0) + shift for c in own],
             [(c.own_step_rate or 0.0) + shift for c in own],
             s=24,
             alpha=0.8,
