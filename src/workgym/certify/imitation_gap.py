@@ -42,9 +42,9 @@ from pydantic import BaseModel
 from workgym.certify.exposure_bias import (
     OWN,
     OwnScore,
-    own_position_accuracy,
     on_own_steps,
     own_counts_by_task,
+    own_position_accuracy,
     position_accuracy,
     predicted_success,
     score_episode,
