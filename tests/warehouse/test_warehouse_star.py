@@ -270,6 +270,6 @@ def test_a_table_with_two_dates_says_which_one_times_a_question(tmp_path: Path) 
     f9 = [t for t in tasks if t.meta["family"] == "F9"]
     assert f4 and f9
     for t in f4:
-        assert "Dates are orders.o_" in t.prompt, t.prompt
+        assert "Dates are the order date." in t.prompt, t.prompt
     for t in f9:
         assert "Each order's time is orders.o_" in t.prompt, t.prompt

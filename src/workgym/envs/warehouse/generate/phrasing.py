@@ -17,7 +17,7 @@ are held out for the test split, so a policy cannot pass test by recognising a p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
@@ -26,8 +26,8 @@ from workgym.envs.warehouse.schema.naming import (
     Namer,
     column_words,
     count,
+    row_nouns,
     split_words,
-    table_words,
 )
 
 TEMPLATES: dict[str, list[str]] = {
@@ -89,15 +89,28 @@ TEMPLATES: dict[str, list[str]] = {
     ],
 }
 
-ROW_NOUNS = {
-    "weather": ("weather observation", "weather observations"),
-    "lineitem": ("line item", "line items"),
-    "partsupp": ("part-supplier record", "part-supplier records"),
-    "nation": ("nation", "nations"),
-    "region": ("region", "regions"),
-    "supplier": ("supplier", "suppliers"),
-    "customer": ("customer", "customers"),
-    "part": ("part", "parts"),
+# A count asked as an analyst asks it ("How many flights ...", not "What is the count of
+# flights ..."): the same template index as TEMPLATES, so held-out templates stay held out.
+COUNT_TEMPLATES: dict[str, list[str]] = {
+    "F1": [
+        "How many {rows} are there where {conds}?",
+        "Count the {rows} for which {conds}.",
+        "Among all {rows}, how many are there where {conds}?",
+        "Considering only {rows} for which {conds}, how many are there?",
+        "How many {rows} satisfy: {conds}?",
+    ],
+    "F3": [
+        "How many {rows} are there where {conds}?",
+        "Count the {rows} for which {conds}.",
+        "Across all {rows}, how many are there for which {conds}?",
+        "Give the number of {rows} where {conds}.",
+    ],
+    "F10": [
+        "How many {rows} are there{where}?",
+        "Count the {rows}{where}.",
+        "Report the number of {rows}{where}.",
+        "I need the number of {rows}{where}.",
+    ],
 }
 MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -107,6 +120,12 @@ _UNIT = re.compile(
     r"\b(?:in|of) (minutes|hours|seconds|days|miles|feet|mph|inches|millibars|degrees|F|"
     r"USD|dollars|cents|percent)\b"
 )
+# Units a column's name may end in (`installed_size_kib`, `weight_kg`), as a reader writes them.
+NAME_UNITS = {
+    "kib": "KiB", "mib": "MiB", "gib": "GiB", "kb": "kB", "mb": "MB", "gb": "GB",
+    "km": "km", "kg": "kg", "usd": "USD", "eur": "EUR", "pct": "percent", "ms": "milliseconds",
+    "secs": "seconds", "mins": "minutes", "hrs": "hours",
+}  # fmt: skip
 _ZONE = re.compile(r"\b((?:America|Europe|Asia|Africa|Australia|Pacific|Atlantic)/[A-Za-z_]+)\b")
 
 
@@ -136,18 +155,6 @@ def time_zone_in(table: TableCard) -> str | None:
         if m:
             return m.group(1)
     return None
-
-
-def row_nouns(table: str, known: Iterable[str] = ()) -> tuple[str, str]:
-    """(singular, plural) noun for a table's rows, from its name in words."""
-    if table.lower() in ROW_NOUNS:
-        return ROW_NOUNS[table.lower()]
-    words = table_words(table, known)
-    if words.endswith("ies"):
-        return words[:-3] + "y", words
-    if words.endswith("s") and not words.endswith("ss"):
-        return words[:-1], words
-    return f"{words} record", f"{words} records"
 
 
 def month_name(value: Any) -> str | None:
@@ -237,9 +244,47 @@ class Lexicon:
 
         return _TOKENS.sub(swap, text)
 
+    def referenced(self, table: str, column: str, ref_table: str, ref_column: str) -> str:
+        """The row a foreign key reaches, as a noun a question can use in a possessive: "the
+        plane" (flights.tailnum -> planes.tailnum), "the country" (country_code -> alpha_2),
+        "the origin airport" (origin -> faa), "the sold date" (ss_sold_date_sk -> date_dim).
+        Issue 40: "its tailnum refers to a plane whose ..." was key-path talk on every
+        warehouse judged; an analyst writes "flights whose plane's manufacturer is ...".
+        The role is kept where it says which of several references is meant (origin or
+        destination), dropped where it only repeats the key's name; of a role's words only the
+        English ones are kept (an abbreviation such as `cdemo` reads worse than the table's
+        own name)."""
+        noun = self.row(ref_table)
+        if noun.endswith(" record"):
+            noun = noun[: -len(" record")]
+        role = self.column(table, column).lower()
+        if _same_words(role, self.column(ref_table, ref_column)):
+            return noun
+        parts = role.split(" ")
+        while parts and parts[-1] in _KEY_WORDS:
+            parts.pop()
+        kept = " ".join(parts)
+        plural = self.rows(ref_table)
+        if not kept or kept in (noun, plural) or noun.endswith(" " + kept) or "(" in kept:
+            return noun
+        for said in (noun, plural):  # the role ends in the table's name: its head is the role
+            if kept.endswith(" " + said):
+                return f"{kept[: -len(said)]}{noun}"
+        if kept.split(" ")[-1] == noun.split(" ")[-1]:
+            return kept
+        common = [w for w in parts if count(w) >= ROLE_WORD_COUNT]
+        # abbreviations dropped, the English words of the role kept: `cs_bill_cdemo_sk` ->
+        # "bill customer demographic", beside `cs_ship_cdemo_sk`'s "ship customer demographic"
+        return f"{' '.join(common)} {noun}" if common else noun
+
     def column_with_unit(self, table: str, column: str) -> str:
+        """The column and its unit: from its comment ("in minutes"), or from a unit its name
+        ends in (`installed_size_kib` -> "installed size (in KiB)", not "installed size kib")."""
         unit = unit_of(self._tables[table].column(column))
         phrase = self.column(table, column)
+        *head, last = phrase.split(" ")
+        if unit is None and head and last.lower() in NAME_UNITS:
+            return f"{' '.join(head)} (in {NAME_UNITS[last.lower()]})"
         return f"{phrase} (in {unit})" if unit else phrase
 
     def describe(self, table: str, column: str) -> str:
@@ -263,6 +308,8 @@ class Lexicon:
             label = self.labeler(table, column, value) if self.labeler else None
             shown = f"'{value}'"
             return f"{shown} ({label})" if label and label != value else shown
+        if isinstance(value, bool):
+            return "true" if value else "false"  # a flag reads as a word, not Python's True
         if column.lower() == "month" and month_name(value):
             return f"{value} ({month_name(value)})"
         label = self.labeler(table, column, value) if self.labeler else None
@@ -292,6 +339,11 @@ class Lexicon:
         return f"{name} {words[op]} {shown}{suffix}"
 
 
+# A role word this frequent is English ("origin", "ship", "current"), not an abbreviation
+# ("cdemo", "addr") that would read worse than the referenced table's own name.
+ROLE_WORD_COUNT = 5_000_000
+_KEY_WORDS = frozenset({"id", "key", "code", "number", "num", "no", "sk", "ref", "fk"})
+
 # Prose tokens, or a quoted value / qualified `table.column` kept as it is ("kept").
 _TOKENS = re.compile(
     r"(?P<kept>'[^']*'|\"[^\"]*\"|`[^`]*`|\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\b)"
@@ -318,6 +370,8 @@ def _same_words(a: str, b: str) -> bool:
 def render(family: str, index: int, slots: Mapping[str, Any]) -> str:
     """Fill template `index` of `family`; a missing slot is a bug in the family, so it raises."""
     template = TEMPLATES[family][index]
+    if slots.get("metric") == "count" and family in COUNT_TEMPLATES:
+        template = COUNT_TEMPLATES[family][index]
     return template.format(**slots)
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from workgym.envs.warehouse.generate.phrasing import row_nouns
 from workgym.envs.warehouse.investigate.frame import Frame
 from workgym.envs.warehouse.investigate.vocab import NORMAL
+from workgym.envs.warehouse.schema.naming import row_nouns
 
 TEMPLATES = [
     "Our dashboard shows {metric} at {vw} for the {period} {w0} to {w1}, against {vb} for the "

@@ -139,12 +139,37 @@ def assign_roles(tables: Sequence[TableCard], fks: Sequence[ForeignKeyCard]) -> 
             table.role = "bridge"
         elif table.name in outgoing and "time" in roles and "measure" in roles:
             table.role = "fact"
+        elif table.name in incoming and event_time(table) is not None:
+            table.role = "fact"  # a dated header others point to (a release, an order)
         elif table.name in incoming:
             table.role = "dimension"
         elif table.name in outgoing:
             table.role = "fact"
         else:
             table.role = "dimension" if keys else "fact"
+
+
+EVENT_TIME_FAMILIES = ("date", "timestamp", "timestamptz")
+EVENT_TIME_MAX_NULL = 0.05
+
+
+def event_time(table: TableCard) -> ColumnCard | None:
+    """The column that says when a row happened, or None: a date or timestamp of its own,
+    nearly always filled, not a record-version bound (valid from / to), and not a calendar's
+    own day (a date unique per row is a date dimension). Issue 40: a referenced table with
+    such a column is an event, not an entity: Debian's changelog entries (a release each,
+    11,295 dated rows, 1995-2026) were typed a dimension, so no trend or investigation was
+    drawn from them although changes and bug closures point at them as lines at a header."""
+    versions = versioned_columns(table)
+    for col in table.columns:
+        if col.family not in EVENT_TIME_FAMILIES or col.name in versions:
+            continue
+        if col.null_rate >= EVENT_TIME_MAX_NULL or table.rows < 2:
+            continue
+        if col.family == "date" and col.distinct_count >= table.rows - col.null_count:
+            continue
+        return col
+    return None
 
 
 def _column_role(table: TableCard, col: ColumnCard, keys: set[str], is_fk: bool) -> ColumnRole:

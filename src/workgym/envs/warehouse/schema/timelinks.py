@@ -15,9 +15,11 @@ when all of these hold: the key is single-column and trusted (the card's foreign
 declared or trusted ones only), it references a unique key of the header, the header has an
 event date (date or timestamp, not a record-version bound, under 5% NULL), and the names say
 header and line: the line table's name starts with the header's singular name (order_lines,
-OrderDetails, invoice_items for orders / Invoice). The name test keeps a product's launch date
-from becoming the time of every sale of it: a product is referenced by many lines too, but its
-date is not when the line happened.
+OrderDetails, invoice_items for orders / Invoice), or both share their first word and the
+line's declared key is the header key plus a line number (changelog_change for
+changelog_entry). The name test keeps a product's launch date from becoming the time of every
+sale of it: a product is referenced by many lines too, but its date is not when the line
+happened.
 """
 
 from __future__ import annotations
@@ -91,9 +93,7 @@ def header_date(line: TableCard, header: TableCard, key: str) -> str | None:
     line's header (see the module docstring for the rules)."""
     if has_own_time(line) or header.rows < 2 or key not in header.single_keys():
         return None
-    stem = _squash(singular(header.name))
-    squashed = _squash(line.name)
-    if len(stem) < 3 or not squashed.startswith(stem) or squashed == _squash(header.name):
+    if not _named_as_lines(line, header, key):
         return None
     versions = versioned_columns(header)
     dates = [
@@ -105,6 +105,29 @@ def header_date(line: TableCard, header: TableCard, key: str) -> str | None:
         and c.distinct_count < header.rows - c.null_count  # unique dates are a dimension
     ]
     return dates[0].name if dates else None
+
+
+def _named_as_lines(line: TableCard, header: TableCard, key: str) -> bool:
+    """The names say header and line: the line's name starts with the header's singular
+    (order_lines for orders), or both names share their first word and the line's declared key
+    is the header key plus a number (changelog_change (entry_id, item_no) for changelog_entry:
+    the items of one entry)."""
+    stem = _squash(singular(header.name))
+    squashed = _squash(line.name)
+    if squashed == _squash(header.name):
+        return False
+    if len(stem) >= 3 and squashed.startswith(stem):
+        return True
+    first_line, first_header = _first_word(line.name), _first_word(header.name)
+    if len(first_line) < 3 or first_line != first_header:
+        return False
+    return any(
+        k.source == "declared" and len(k.columns) > 1 and k.columns[0] == key for k in line.keys
+    )
+
+
+def _first_word(name: str) -> str:
+    return re.split(r"[_\s]|(?<=[a-z])(?=[A-Z])", name)[0].lower()
 
 
 def _link(

@@ -25,7 +25,7 @@ from workgym.envs.warehouse.generate.families.filters import (
     where,
 )
 from workgym.envs.warehouse.generate.families.sqlast import and_all, col, count_star, lit, table
-from workgym.envs.warehouse.generate.phrasing import article, join_conditions
+from workgym.envs.warehouse.generate.phrasing import Lexicon, article, join_conditions
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 
 FAMILY = "F6"
@@ -110,10 +110,7 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
             "rows": lex.rows(t.name),
             "where": f" where {join_conditions([c.words(lex) for c in fc])}" if fc else "",
         }
-        link_words = (
-            f"{article(lex.row(ref.name)).capitalize()} matches {article(lex.row(t.name))} when "
-            f"{t.name}.{fk_col} equals {ref.name}.{key}."
-        )
+        link_words = _link_words(lex, t.name, fk_col, ref.name, key)
         common = dict(
             family=FAMILY,
             slots=slots,
@@ -137,3 +134,19 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
             note = f"{t.name}.{fk_col} has NULLs, so NOT IN matches nothing"
             yield replace(draft, naive=naive, awkward="null_not_in", note=note)
         yield draft
+
+
+def _link_words(lex: Lexicon, table: str, fk_col: str, ref_table: str, key: str) -> str:
+    """Which rows match, in words: "A subdivision belongs to the country whose alpha 2 is the
+    subdivision's country code." (issue 40: "when subdivision.country_code equals
+    country.alpha_2" printed raw identifiers in the prose)."""
+    row, ref_row = lex.row(table), lex.row(ref_table)
+    fk_words, key_words = lex.column(table, fk_col), lex.column(ref_table, key)
+    if fk_words.lower().replace(" ", "") == key_words.lower().replace(" ", ""):
+        if key_words.lower() == ref_row.lower():
+            return f"{article(row).capitalize()} belongs to the {ref_row} it names."
+        return f"{article(row).capitalize()} belongs to the {ref_row} with the same {key_words}."
+    return (
+        f"{article(row).capitalize()} belongs to the {ref_row} whose {key_words} is the "
+        f"{row}'s {fk_words}."
+    )

@@ -57,7 +57,8 @@ def calendar_of(ctx: Context, t: TableCard) -> Calendar | None:
         return Calendar(col(parts["year"].name), col(parts["month"].name))
     stamps = event_dates(t)
     if stamps:  # with several event dates (TPC-H lineitem: ship, commit, receipt) say which
-        clause = f"Dates are {t.name}.{stamps[0].name}." if len(stamps) > 1 else ""
+        first = ctx.lexicon.column(t.name, stamps[0].name)
+        clause = f"Dates are the {first}." if len(stamps) > 1 else ""
         return Calendar(*_parts(col(stamps[0].name)), clause=clause)
     versions = versioned_columns(t)
     for c in t.columns:
@@ -79,9 +80,20 @@ def calendar_of(ctx: Context, t: TableCard) -> Calendar | None:
     link = ctx.card.time_link(t.name)
     if link is not None and link.resolved >= 0.95:
         year, month = _parts(col(link.time_column, link.dim))
-        clause = (
-            f"Dates are {link.dim}.{link.time_column} of the row that "
-            f"{t.name}.{link.column} references."
-        )
+        clause = _link_clause(ctx, t, link)
         return Calendar(year, month, link, clause)
     return None
+
+
+def _link_clause(ctx: Context, t: TableCard, link: TimeLinkCard) -> str:
+    """Where a row's date comes from, in words: "Each store sale is dated by its sold date."
+    (a date dimension), "Each changelog change takes its date from its changelog entry
+    (released at)." (a header). Issue 40: the raw `date_dim.d_date of the row that
+    store_sales.ss_sold_date_sk references` was a definition no analyst writes."""
+    lex = ctx.lexicon
+    row = lex.row(t.name)
+    reached = lex.referenced(t.name, link.column, link.dim, link.key)
+    if link.via == "dimension":
+        return f"Each {row} is dated by its {reached}."
+    when = lex.column(link.dim, link.time_column)
+    return f"Each {row} takes its date from its {reached} ({when})."

@@ -25,7 +25,7 @@ from workgym.envs.warehouse.generate.families.filters import (
     where,
 )
 from workgym.envs.warehouse.generate.families.sqlast import agg, and_all, col, count_star, table
-from workgym.envs.warehouse.generate.phrasing import article, join_conditions
+from workgym.envs.warehouse.generate.phrasing import join_conditions
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 from workgym.envs.warehouse.schema.meaning import averageable, event_count
 
@@ -45,9 +45,13 @@ def _ref_conditions(ctx: Context, ref: TableCard, per_column: int = 3) -> list[C
 
 
 def _via(ctx: Context, fk: ForeignKeyCard, cond: Cond) -> str:
-    lex = ctx.lexicon
-    ref_row = article(lex.row(fk.ref_table))
-    return f"its {lex.column(fk.table, fk.columns[0])} refers to {ref_row} whose {cond.words(lex)}"
+    """A condition on the referenced row, as an analyst writes it: "the plane's manufacturer
+    is 'BOEING'" (issue 40: not "its tailnum refers to a plane whose ...")."""
+    return f"the {_reached(ctx, fk)}'s {cond.words(ctx.lexicon)}"
+
+
+def _reached(ctx: Context, fk: ForeignKeyCard) -> str:
+    return ctx.lexicon.referenced(fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0])
 
 
 def _on(fk: ForeignKeyCard, left: str, right: str) -> exp.Expression:
@@ -81,7 +85,9 @@ def _one_hop(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 q = exp.select(value).from_(table(t.name, "t"))
                 q = q.join(table(ref.name, "r"), on=_on(fk, "t", "r"))
                 q = q.where(and_all([rc.ast("r"), *[c.ast("t") for c in extra]]))  # type: ignore[arg-type]
-                words = [_via(ctx, fk, rc), *[c.words(lex) for c in extra]]
+                # The row's own conditions first: "relation is 'breaks' and the package's
+                # section is 'libdevel'" cannot be read as two conditions on the package.
+                words = [*[c.words(lex) for c in extra], _via(ctx, fk, rc)]
                 yield Draft(
                     family=FAMILY,
                     shape="one_hop",
@@ -145,11 +151,7 @@ def _chain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 q = q.join(table(r1.name, "r1"), on=_on(f1, "t", "r1"))
                 q = q.join(table(r2.name, "r2"), on=_on(f2, "r1", "r2"))
                 q = q.where(rc.ast("r2"))
-                words = (
-                    f"its {lex.column(t.name, f1.columns[0])} refers to "
-                    f"{article(lex.row(r1.name))} whose {lex.column(r1.name, f2.columns[0])} "
-                    f"refers to {article(lex.row(r2.name))} whose {rc.words(lex)}"
-                )
+                words = f"the {_reached(ctx, f1)}'s {_reached(ctx, f2)}'s {rc.words(lex)}"
                 yield Draft(
                     family=FAMILY,
                     shape="chain",

@@ -83,9 +83,7 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 slots={"quality": quality},
                 tables=(t.name,),
                 sql=q.where(cond) if cond is not None else q,
-                clauses=[
-                    f"{article(what).capitalize()} is missing when {t.name}.{c.name} is NULL."
-                ],
+                clauses=[f"{article(what).capitalize()} is missing when it is NULL."],
                 nonzero=True,
             )
 
@@ -104,7 +102,11 @@ def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
             ctx.skip(FAMILY, f"{t.name} ({', '.join(key.columns)}): repeats, but is no key")
             continue
         names = ", ".join(key.columns)
-        dims = [d for d in dim_conditions(ctx, t, 3) if d.column in key.columns]
+        # A filter on one part of a composite key ("duplicates among authority 'EPSG'"); on a
+        # one-column key the filter would pick the repeated value itself (answer 1 by design).
+        dims = [
+            d for d in dim_conditions(ctx, t, 3) if d.column in key.columns and len(key.columns) > 1
+        ]
         for i, conds in enumerate([[], *[[d] for d in dims][:6]]):
             cond = where(conds)
             distinct = exp.Count(this=exp.Distinct(expressions=[_key_tuple(key)]))
@@ -183,7 +185,7 @@ def _orphans(ctx: Context, t: TableCard, fk: object) -> Iterator[Draft]:
         subject = f"distinct {what} values" if distinct else rows
         quality = (
             f"the number of {subject}{_scope(ctx, conds) if not distinct else ''} whose {what} "
-            f"is recorded but not found in {ref.name}"
+            f"is recorded but not found among the {lex.rows(ref.name)}"
         )
         if distinct and conds:
             quality += f", among {rows}{_scope(ctx, conds)}"
@@ -197,8 +199,8 @@ def _orphans(ctx: Context, t: TableCard, fk: object) -> Iterator[Draft]:
             naive=naive,
             awkward="orphans_inner_left" if naive is not None else None,
             clauses=[
-                f"{article(what).capitalize()} is found when {ref.name}.{key} has the same value; "
-                f"{rows} with no {what} at all are not counted."
+                f"{article(what).capitalize()} is found when some {lex.row(ref.name)} has it as "
+                f"its {lex.column(ref.name, key)}; {rows} with no {what} at all are not counted."
             ],
             nonzero=True,
             note=f"{t.column(fk_col).null_count} rows have NULL {fk_col}"

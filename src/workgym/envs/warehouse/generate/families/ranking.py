@@ -31,7 +31,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 )
 from workgym.envs.warehouse.generate.phrasing import join_conditions
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
-from workgym.envs.warehouse.schema.column_roles import id_like
+from workgym.envs.warehouse.schema.column_roles import id_like, surrogate
 from workgym.envs.warehouse.schema.meaning import averageable, category
 
 FAMILY = "F2"
@@ -105,7 +105,7 @@ def _groups(ctx: Context, t: TableCard) -> Iterator[Draft]:
             if cond is not None:
                 q = q.where(cond)
             q = q.group_by(group.copy())
-            clauses = [f"Break ties by {g.name} in ascending order."]
+            clauses = [f"Break ties by the {lex.column(t.name, g.name)} in ascending order."]
             if isinstance(value, exp.Avg):
                 q = q.having(
                     exp.GTE(this=count_star(), expression=exp.Literal.number(MIN_GROUP_ROWS))
@@ -154,10 +154,14 @@ def _keys_only(q: exp.Select) -> exp.Select:
 
 def _null_group(ctx: Context, t: TableCard) -> Iterator[Draft]:
     lex = ctx.lexicon
+    references = {c for f in ctx.card.foreign_keys if f.table == t.name for c in f.columns}
     nullable = [
         c
         for c in t.columns
         if c.null_count > 0
+        # a surrogate key is a row's number: "the top 3 refunded household demographics" by
+        # their numbers is nothing an analyst asks (issue 40); the via-fk shape ranks labels
+        and not surrogate(t, c, c.name in references)
         and c.family in ("string", "integer")
         and not c.free_text
         and c.role in ("dimension", "identifier")
@@ -201,7 +205,7 @@ def _null_group(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 clauses=[
                     f"{rows.capitalize()} with no recorded {lex.column(t.name, g.name)} "
                     "are not a group.",
-                    f"Break ties by {g.name} in ascending order.",
+                    f"Break ties by the {lex.column(t.name, g.name)} in ascending order.",
                 ],
                 answer_phrase=f"values of {t.name}.{g.name}",
                 note=f"{g.null_count} rows have NULL {g.name}",
@@ -257,15 +261,16 @@ def _fk_group(
         return q.group_by(exp.column("grp")).order_by(*order).limit(k)
 
     fk_words = lex.column(t.name, fk.columns[0])
-    same_ref = [f for f in ctx.view.fks_from(t.name) if f.ref_table == ref.name]
-    role = f"{fk_words} " if len(same_ref) > 1 else ""
-    groups = plural(f"{role}{lex.row(ref.name)} {lex.column(ref.name, attr.name)}")
+    # The groups' owner named as the row the key reaches: "refunded address states", not
+    # "refunded address customer address states" (the role kept only where it says which).
+    owner = lex.referenced(t.name, fk.columns[0], ref.name, fk.ref_columns[0])
+    groups = plural(f"{owner} {lex.column(ref.name, attr.name)}")
     clauses = [f"Break ties by the {lex.column(ref.name, attr.name)} in ascending order."]
     if orphans:
         clauses.insert(
             0,
-            f"{rows.capitalize()} whose {fk_words} is missing or not found in {ref.name} count "
-            f"under the group 'unknown'.",
+            f"{rows.capitalize()} whose {fk_words} is missing or not found among the "
+            f"{lex.rows(ref.name)} count under the group 'unknown'.",
         )
     yield Draft(
         family=FAMILY,
@@ -336,7 +341,7 @@ def _top_rows(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 else _ordered(mc.copy(), keyc.copy(), key_desc=True)
             )
             naive = base.order_by(*naive_order).limit(k)
-            clauses = [f"Break ties by {key} in ascending order."]
+            clauses = [f"Break ties by the {lex.column(t.name, key)} in ascending order."]
             if nullable:
                 clauses.insert(
                     0, f"Ignore {lex.rows(t.name)} with no recorded {lex.column(t.name, m.name)}."

@@ -30,7 +30,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
     percent,
     table,
 )
-from workgym.envs.warehouse.generate.phrasing import article, join_conditions
+from workgym.envs.warehouse.generate.phrasing import join_conditions
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 
 FAMILY = "F5"
@@ -143,7 +143,8 @@ def _orphans(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     t,
                     conds,
                     lex.rows(t.name),
-                    f"its {fk_words} refers to {article(lex.row(ref.name))} whose {rc.words(lex)}",
+                    f"the {lex.referenced(t.name, fk.columns[0], ref.name, fk.ref_columns[0])}'s "
+                    f"{rc.words(lex)}",
                     shape="share_via_fk",
                     tables=(t.name, ref.name),
                     sql=_share_via(t, ref, fk, rc, conds, "left"),
@@ -154,7 +155,8 @@ def _orphans(ctx: Context, t: TableCard) -> Iterator[Draft]:
                             ctx,
                             t,
                             conds,
-                            f", including those whose {fk_words} is not found in {ref.name}",
+                            f", including those whose {fk_words} is not found among the "
+                            f"{lex.rows(ref.name)}",
                         )
                     ],
                     note=f"{fk.orphan_rows} {lex.rows(t.name)} reference no {ref.name} row",
