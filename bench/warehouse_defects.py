@@ -28,7 +28,7 @@ F6_SHAPE = re.compile(
 )
 ONE_COLUMN_JOIN = re.compile(r"JOIN (\w+) AS (\w+) ON \w+\.(\w+) = \2\.(\w+)(?! AND)")
 F2_CODE_GROUP = re.compile(r"GROUP BY (?:\w+\.)?(\w*version\w*|\w*_code|code)\b", re.IGNORECASE)
-MONTH_OF = re.compile(r"MONTH\((?:CAST\()?(\w+)")
+MONTH_OF = re.compile(r"MONTH\((?:CAST\()?(?:(\w+)\.)?(\w+)")
 
 RULES: dict[str, str] = {
     "record_talk": "the question says 'record(s)'",
@@ -125,7 +125,8 @@ def count_defects(env: Path) -> tuple[Counter[str], Counter[str], Counter[str]]:
                 table_match = re.search(r"FROM (\w+)", sql)
                 month = MONTH_OF.search(sql)
                 if table_match and month:
-                    key = (table_match.group(1), month.group(1))
+                    # a date reached through a header or date dimension is qualified by its table
+                    key = (month.group(1) or table_match.group(1), month.group(2))
                     if key not in jan_first:
                         jan_first[key] = _jan_first_share(con, *key)
                     defects["f4_year_precision_months"] += int(jan_first[key] >= 0.8)

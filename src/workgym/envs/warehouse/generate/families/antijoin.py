@@ -137,16 +137,15 @@ def _unused(ctx: Context, t: TableCard, fk: ForeignKeyCard) -> Iterator[Draft]:
 
 
 def _link_words(lex: Lexicon, table: str, fk_col: str, ref_table: str, key: str) -> str:
-    """Which rows match, in words: "A subdivision belongs to the country whose alpha 2 is the
-    subdivision's country code." (issue 40: "when subdivision.country_code equals
-    country.alpha_2" printed raw identifiers in the prose)."""
+    """Which rows match, in words: "A subdivision belongs to the country whose alpha 2 is its
+    country code." (issue 40: "when subdivision.country_code equals country.alpha_2" printed
+    raw identifiers in the prose). Where key and reference share a name, "given as its
+    package": a package relation names two packages (its package and its target package), so
+    "the package it names" would not say which."""
     row, ref_row = lex.row(table), lex.row(ref_table)
     fk_words, key_words = lex.column(table, fk_col), lex.column(ref_table, key)
     if fk_words.lower().replace(" ", "") == key_words.lower().replace(" ", ""):
-        if key_words.lower() == ref_row.lower():
-            return f"{article(row).capitalize()} belongs to the {ref_row} it names."
-        return f"{article(row).capitalize()} belongs to the {ref_row} with the same {key_words}."
+        return f"{article(row).capitalize()} belongs to the {ref_row} given as its {fk_words}."
     return (
-        f"{article(row).capitalize()} belongs to the {ref_row} whose {key_words} is the "
-        f"{row}'s {fk_words}."
+        f"{article(row).capitalize()} belongs to the {ref_row} whose {key_words} is its {fk_words}."
     )

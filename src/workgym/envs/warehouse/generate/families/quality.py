@@ -59,6 +59,10 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
         if null_means_current(t, c.name, self_refs):
             ctx.skip(FAMILY, f"{t.name}.{c.name}: NULL means current or top, not missing")
             continue
+        if c.free_text or c.meaning == "text":
+            # an optional comment or description left empty is no data-quality finding
+            ctx.skip(FAMILY, f"{t.name}.{c.name}: optional free text, not missing data")
+            continue
         for i, conds in enumerate([[], *[[d] for d in dims if d.column != c.name][:5]]):
             cond = where(conds)
             is_null = compare(col(c.name), "is_null", None)

@@ -51,8 +51,10 @@ def plural(phrase: str) -> str:
     if phrase.endswith(")") and " (" in phrase:
         head, _, tail = phrase.rpartition(" (")
         return f"{plural(head)} ({tail}"
-    if phrase.endswith(("s", "x", "ch", "sh")):
-        return phrase + "es" if not phrase.endswith("s") else phrase
+    if phrase.endswith(("ss", "x", "ch", "sh")):
+        return phrase + "es"  # "item classes", not "item class"
+    if phrase.endswith("s"):
+        return phrase
     if phrase.endswith("y") and not phrase.endswith(("ay", "ey", "oy")):
         return phrase[:-1] + "ies"
     return phrase + "s"

@@ -130,6 +130,8 @@ def _not_vacuous(outer_sql: exp.Expression, rows: int, runner: Runner) -> None:
     if not outer.ok or len(outer.rows) != 1:
         raise Rejected(f"outer set query {outer.status}: {outer.error}")
     size = outer.rows[0][0]
+    if isinstance(size, int) and size <= 1:
+        raise Rejected("an anti-join over one row: a lookup, not a question about a set")
     if isinstance(size, int) and size and rows >= VACUOUS_SHARE * size:
         raise Rejected("a vacuous anti-join: the answer holds 95% or more of the outer set")
 
