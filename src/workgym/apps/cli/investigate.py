@@ -78,14 +78,23 @@ def register(app: typer.Typer) -> None:
         out = Console(soft_wrap=True)
         if not report.findings:
             # Nothing to investigate is a failure the user must see, not "0 of 0 verified".
-            why = "; ".join([*report.skipped, *(r.reason for r in report.refused)]) or (
+            # Tables that had a time axis and slices but raised no alert say why too (thin or
+            # partial buckets, moves within sampling noise), not only the tables skipped.
+            quiet = [*report.artefacts]
+            if report.noise:
+                quiet.append(
+                    f"{report.noise} moves within sampling noise (under {report.z_needed:g} "
+                    "standard errors)"
+                )
+            why = "; ".join([*report.skipped, *(r.reason for r in report.refused), *quiet]) or (
                 "no metric moved enough to raise an alert"
             )
             out.print(f"no investigation possible on {report.source}: {why}", highlight=False)
             out.print(
-                "an investigation needs a fact table of 1000+ rows with a time axis (a date or "
-                "timestamp column, ISO dates in text, or a key into a date dimension) spanning "
-                "10+ days and a column of 2-120 values to slice by",
+                "an investigation needs a fact table of 350+ rows with a time axis (a date or "
+                "timestamp column, ISO dates in text, a key into a date dimension, or its "
+                "header's date through a key) spanning 10+ days, a column of 2-120 values to "
+                "slice by, and periods full enough to compare",
                 highlight=False,
             )
             raise typer.Exit(1)
