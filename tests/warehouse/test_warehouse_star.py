@@ -273,3 +273,22 @@ def test_a_table_with_two_dates_says_which_one_times_a_question(tmp_path: Path) 
         assert "Dates are the order date." in t.prompt, t.prompt
     for t in f9:
         assert "Each order's time is orders.o_" in t.prompt, t.prompt
+
+
+def test_investigate_says_why_a_table_it_studied_raised_nothing(tmp_path: Path) -> None:
+    """A fact table with a time axis and slices, but about 7 rows a week: every week is too thin
+    to compare, and the message names that table and why (it listed only skipped tables)."""
+    db = _star(
+        tmp_path / "thin.duckdb",
+        "CREATE TABLE releases AS SELECT i AS id, (['low', 'medium', 'high'])[1 + i % 3] AS "
+        "urgency, TIMESTAMP '2020-01-01' + INTERVAL (i * 24) HOUR AS released_at "
+        "FROM range(1, 801) t(i);",
+    )
+    result = CliRunner().invoke(
+        app,
+        ["investigate", "--db", f"duckdb://{db}", "--model", "scripted/investigator",
+         "--out", str(tmp_path / "findings")],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "no investigation possible" in result.output
+    assert "releases:" in result.output and "weeks carry no alert" in result.output
