@@ -34,6 +34,7 @@ def test_rows_are_named_by_their_plural_not_as_records() -> None:
     # no plural an analyst would write: a mass noun, an abbreviation without vowels
     assert row_nouns("inventory") == ("inventory record", "inventory records")
     assert row_nouns("geodetic_crs") == ("geodetic crs record", "geodetic crs records")
+    assert row_nouns("数据") == ("数据 record", "数据 records")  # no ASCII words: the name itself
 
 
 def test_a_count_reads_how_many_with_the_same_template_index() -> None:

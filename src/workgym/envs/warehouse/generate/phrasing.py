@@ -195,7 +195,7 @@ class Lexicon:
             t = self._tables[table]
             phrase = self.namer.column(table, column)
             alike = [
-                c.name for c in t.columns if _same_words(self.namer.column(table, c.name), phrase)
+                c.name for c in t.columns if same_words(self.namer.column(table, c.name), phrase)
             ]
             if len(alike) > 1:
                 described = {c: self._comment_clause(table, c) for c in alike}
@@ -258,7 +258,7 @@ class Lexicon:
         if noun.endswith(" record"):
             noun = noun[: -len(" record")]
         role = self.column(table, column).lower()
-        if _same_words(role, self.column(ref_table, ref_column)):
+        if same_words(role, self.column(ref_table, ref_column)):
             return noun
         parts = role.split(" ")
         while parts and parts[-1] in _KEY_WORDS:
@@ -363,7 +363,8 @@ def _rare(token: str) -> bool:
     return count(token) < NEVER_EXPAND
 
 
-def _same_words(a: str, b: str) -> bool:
+def same_words(a: str, b: str) -> bool:
+    """The same words, spacing and case aside ("time zone" and "timezone")."""
     return a.replace(" ", "").lower() == b.replace(" ", "").lower()
 
 

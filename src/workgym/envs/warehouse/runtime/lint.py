@@ -185,7 +185,14 @@ class Linter:
         self.refs = {
             (f.table, f.columns[0]): f.ref_table for f in card.foreign_keys if len(f.columns) == 1
         }
-        self.namer_known = Namer(card).known
+        known = Namer(card).known
+        # "X records" for a table whose rows have a plain plural (computed once: every task of
+        # an environment is linted against the same card)
+        self.record_talk = [
+            re.compile(rf"\b{re.escape(table_words(t.name, known))} records?\b", re.IGNORECASE)
+            for t in card.tables
+            if not row_nouns(t.name, known)[1].endswith(" records")
+        ]
         self.keys: dict[str, set[str]] = {
             t.name: {c.name for c in t.columns if surrogate(t, c, (t.name, c.name) in fk_cols)}
             for t in card.tables
@@ -241,7 +248,7 @@ class Linter:
         if family == "F5" and _total_share(task):
             found.append("total_share")
         question = prompt.split(ANSWER_INSTRUCTION)[0]
-        if self._record_talk(question):
+        if any(p.search(question) for p in self.record_talk):
             found.append("record_talk")
         if "refers to" in question and family != "F9":
             found.append("key_path_talk")
@@ -249,16 +256,6 @@ class Linter:
         if family not in ("F8", "F9") and _QUALIFIED_IN_PROSE.search(unquoted):
             found.append("qualified_name_in_prose")
         return found
-
-    def _record_talk(self, question: str) -> bool:
-        for name in self.tables:
-            plural = row_nouns(name, self.namer_known)[1]
-            if plural.endswith(" records"):
-                continue
-            words_ = table_words(name, self.namer_known)
-            if re.search(rf"\b{re.escape(words_)} records?\b", question, re.IGNORECASE):
-                return True
-        return False
 
     def meaning(self, column: exp.Column, tables: Iterable[str]) -> set[str]:
         """The meanings `column` may have in `tables` (several where the name is ambiguous)."""

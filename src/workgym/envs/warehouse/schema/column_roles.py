@@ -160,11 +160,13 @@ def event_time(table: TableCard) -> ColumnCard | None:
     such a column is an event, not an entity: Debian's changelog entries (a release each,
     11,295 dated rows, 1995-2026) were typed a dimension, so no trend or investigation was
     drawn from them although changes and bug closures point at them as lines at a header."""
+    if table.rows < 2:
+        return None
     versions = versioned_columns(table)
     for col in table.columns:
         if col.family not in EVENT_TIME_FAMILIES or col.name in versions:
             continue
-        if col.null_rate >= EVENT_TIME_MAX_NULL or table.rows < 2:
+        if col.null_rate >= EVENT_TIME_MAX_NULL:
             continue
         if col.family == "date" and col.distinct_count >= table.rows - col.null_count:
             continue

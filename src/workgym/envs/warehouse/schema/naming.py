@@ -270,7 +270,7 @@ def row_nouns(table: str, known: Iterable[str] = ()) -> tuple[str, str]:
     records" was stilted on every warehouse judged)."""
     if table.lower() in ROW_NOUNS:
         return ROW_NOUNS[table.lower()]
-    words = table_words(table, known)
+    words = table_words(table, known).strip() or table.lower()  # `数据` has no ASCII words
     *head, last = words.split(" ")
     lead = " ".join(head) + " " if head else ""
     if last in IRREGULAR_PLURALS:

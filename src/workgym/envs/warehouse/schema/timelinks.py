@@ -31,12 +31,18 @@ from typing import Literal
 import duckdb
 
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard, TimeLinkCard
-from workgym.envs.warehouse.schema.column_roles import is_text_date, singular, versioned_columns
+from workgym.envs.warehouse.schema.column_roles import (
+    EVENT_TIME_FAMILIES,
+    EVENT_TIME_MAX_NULL,
+    is_text_date,
+    singular,
+    versioned_columns,
+)
 from workgym.envs.warehouse.source.duck import qi
 
 LINK_FAMILIES = ("date", "timestamp")
-OWN_TIME_FAMILIES = ("date", "timestamp", "timestamptz")
-MAX_NULL_RATE = 0.05
+OWN_TIME_FAMILIES = EVENT_TIME_FAMILIES
+MAX_NULL_RATE = EVENT_TIME_MAX_NULL
 
 
 def find_time_links(

@@ -25,7 +25,7 @@ from workgym.envs.warehouse.generate.families.filters import (
     where,
 )
 from workgym.envs.warehouse.generate.families.sqlast import and_all, col, count_star, lit, table
-from workgym.envs.warehouse.generate.phrasing import Lexicon, article, join_conditions
+from workgym.envs.warehouse.generate.phrasing import Lexicon, article, join_conditions, same_words
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 
 FAMILY = "F6"
@@ -144,7 +144,7 @@ def _link_words(lex: Lexicon, table: str, fk_col: str, ref_table: str, key: str)
     "the package it names" would not say which."""
     row, ref_row = lex.row(table), lex.row(ref_table)
     fk_words, key_words = lex.column(table, fk_col), lex.column(ref_table, key)
-    if fk_words.lower().replace(" ", "") == key_words.lower().replace(" ", ""):
+    if same_words(fk_words, key_words):
         return f"{article(row).capitalize()} belongs to the {ref_row} given as its {fk_words}."
     return (
         f"{article(row).capitalize()} belongs to the {ref_row} whose {key_words} is its {fk_words}."
