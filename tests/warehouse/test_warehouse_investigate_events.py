@@ -132,19 +132,23 @@ FROM range(40) s(y), range(30) t(o);
 def test_season_grain_table_refuses_weekly_buckets(tmp_path: Path) -> None:
     db, card = _snapshot(tmp_path, SEASONS_SQL)
     (frame,) = discover(card)[0]
-    assert frame.period == "week"  # the span alone would bucket it by week: the old artefact
+    # The span alone would bucket it by week (the old artefact); 1,200 rows over 40 years are
+    # too thin for weeks, so it gets months (decision 0182), which its data refuses as well.
+    assert frame.period == "month"
     con = duckdb.connect(str(db), read_only=True)
     try:
         grain = measure(con, frame)
+        weekly = measure(con, frame.model_copy(update={"period": "week"}))
         picked = pick_alerts(con, card, 5)
     finally:
         con.close()
     assert grain.per_year < 20 and grain.occupancy < 0.5
     why = grain.refusal()
-    assert why is not None and "refused weekly buckets" in why and "season_totals" in why
+    assert why is not None and "refused monthly buckets" in why and "season_totals" in why
+    assert "refused weekly buckets" in (weekly.refusal() or "")
     assert picked.alerts == []
     (refusal,) = picked.refused
-    assert refusal.table == "season_totals" and refusal.period == "week"
+    assert refusal.table == "season_totals" and refusal.period == "month"
 
 
 def test_a_daily_table_keeps_its_weeks(tmp_path: Path) -> None:

@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from workgym.envs.warehouse.investigate.frame import (
-    PERIOD_LENGTH,
+    PERIOD_DAYS,
     Frame,
     Metric,
     MetricKind,
+    advance,
+    plant_rows,
 )
 from workgym.envs.warehouse.investigate.mechanisms import BugKind, PlantSpec
 from workgym.envs.warehouse.investigate.slices import Cell, SliceKey, SliceTable, slice_terms
@@ -46,6 +48,9 @@ COMPATIBLE: dict[str, tuple[MetricKind, ...]] = {
 ONE_DIM_SHARE = (0.03, 0.35)
 TWO_DIM_SHARE = (0.02, 0.2)
 STRENGTH = (3.0, 6.0)  # planted effect, in typical natural changes
+# A freshness gap's length in days, by period: long enough for the diagnostic's silent tail
+# (diagnose.STALE_SHARE of the period), short enough to leave most of the period in place.
+FRESHNESS_DAYS = {"week": (1, 3), "month": (4, 10)}
 UNITS = {"minute": 60.0, "hour": 60.0, "mile": 1.609344, "feet": 0.3048, "foot": 0.3048,
          "dollar": 100.0, "usd": 100.0, "second": 1000.0}  # fmt: skip
 
@@ -55,6 +60,7 @@ class Window:
     baseline: tuple[dt.datetime, dt.datetime]
     window: tuple[dt.datetime, dt.datetime]
     change: float
+    rows: int = 0  # rows in the thinner of the two periods
 
 
 @dataclass
@@ -67,7 +73,10 @@ class Study:
     scale: float  # median absolute natural change
 
     def quiet(self) -> list[Window]:
-        return [w for w in self.windows if abs(w.change) <= self.scale]
+        """Periods to plant into: a natural change at or below the median, and both periods
+        large enough to hold a plantable slice (a sparse table's thin years hold none)."""
+        need = math.ceil(plant_rows(self.frame) / ONE_DIM_SHARE[1])
+        return [w for w in self.windows if abs(w.change) <= self.scale and w.rows >= need]
 
     def loud(self) -> list[Window]:
         ranked = sorted(self.windows, key=lambda w: -abs(w.change))
@@ -76,18 +85,18 @@ class Study:
 
 def study(con: Any, frame: Frame, metric: Metric) -> Study:
     """Per-period metric values over the whole fact table (one grouped scan)."""
-    step = PERIOD_LENGTH[frame.period]
     sql = (
-        f"SELECT date_trunc('{frame.period}', {frame.t}) AS p, {metric.value_sql(frame)} "
-        f"FROM {metric.source(frame)} WHERE {frame.t} IS NOT NULL GROUP BY p ORDER BY p"
+        f"SELECT date_trunc('{frame.period}', {frame.t}) AS p, {metric.value_sql(frame)}, "
+        f"count(*) FROM {metric.source(frame)} WHERE {frame.t} IS NOT NULL GROUP BY p ORDER BY p"
     )
     rows = con.execute(sql).fetchall()[1:-1]  # first and last periods are partial
     windows = []
-    for (p0, v0), (p1, v1) in itertools.pairwise(rows):
+    for (p0, v0, n0), (p1, v1, n1) in itertools.pairwise(rows):
         p0, p1 = _naive(p0), _naive(p1)
-        if p1 - p0 != step or v0 is None or v1 is None:
+        if p1 != advance(p0, frame.period) or v0 is None or v1 is None:
             continue
-        windows.append(Window((p0, p1), (p1, p1 + step), float(v1) - float(v0)))
+        bounds = (p1, advance(p1, frame.period))
+        windows.append(Window((p0, p1), bounds, float(v1) - float(v0), int(min(n0, n1))))
     changes = [abs(w.change) for w in windows]
     scale = statistics.median(changes) if changes else 0.0
     return Study(frame=frame, metric=metric, windows=windows, scale=scale)
@@ -225,7 +234,7 @@ def design(
         hours = int(_clip(math.ceil(target * max(pre.total.den_w, 1) / max(cell.den_w, 1)), 2, 9))
         return PlantSpec(**common, shift_hours=hours * rng.choice((1, -1))), ""
     if cause == "mix_shift":
-        return _mix(common, frame, pre, cell, target, card), ""
+        return _mix(common, frame, win, pre, cell, target, card), ""
     raise ValueError(f"no design for {cause!r}")
 
 
@@ -260,9 +269,10 @@ def _freshness(
     common: dict[str, Any], frame: Frame, win: Window, amount: float, target: float
 ) -> PlantSpec:
     length = win.window[1] - win.window[0]
-    if frame.period == "week":
-        per_day = amount / 7
-        gap = dt.timedelta(days=int(_clip(math.ceil(target / max(per_day, 1e-9)), 1, 3)))
+    if frame.period in FRESHNESS_DAYS:
+        per_day = amount / PERIOD_DAYS[frame.period]
+        lo, hi = FRESHNESS_DAYS[frame.period]
+        gap = dt.timedelta(days=int(_clip(math.ceil(target / max(per_day, 1e-9)), lo, hi)))
     else:
         per_hour = amount / 24
         gap = dt.timedelta(hours=int(_clip(math.ceil(target / max(per_hour, 1e-9)), 3, 12)))
@@ -273,6 +283,7 @@ def _freshness(
 def _mix(
     common: dict[str, Any],
     frame: Frame,
+    win: Window,
     pre: SliceTable,
     cell: Cell,
     target: float,
@@ -284,7 +295,9 @@ def _mix(
     copies = target * pre.total.den_w / (gap - target) if gap > target else cell.den_b
     fraction = round(_clip(copies / max(cell.den_b, 1), 0.3, 1.0), 3)
     offsets = {c: _id_offset(card, frame.fact, c) for c in frame.identifiers}
-    return PlantSpec(**common, fraction=fraction, source_shift_days=7, id_offsets=offsets)
+    # Copies come from the period before: a week back, or the baseline month's length.
+    days = (win.window[0] - win.baseline[0]).days if frame.period == "month" else 7
+    return PlantSpec(**common, fraction=fraction, source_shift_days=days, id_offsets=offsets)
 
 
 def _id_offset(card: SchemaCard, table: str, column: str) -> int:

@@ -4,8 +4,9 @@ A `Frame` is chosen from the schema card only (generators see the card, never th
 fact table with a timestamp or date column (or ISO dates in text, a key into a date dimension:
 TPC-DS ws_sold_date_sk -> date_dim.d_date, or its header's date through the header key:
 order_lines.order_id -> orders.order_date), at least one dimension to slice by, and
-enough history for period-over-period comparisons (weeks when it spans ten weeks or more, else
-days).
+enough history for period-over-period comparisons: weeks when it spans ten weeks or more, else
+days, and months when its weeks would average fewer rows than a bucket needs (`choose_period`:
+31 years of Debian changelog entries hold about seven a week, thirty a month).
 A `Metric` is one number per period written as two row expressions, a numerator and an optional
 denominator, so that every metric (a count, a sum, an average, a joined count) decomposes over
 slices by plain sums: the explainer, the gate and the findings all rest on that.
@@ -20,12 +21,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from workgym.envs.warehouse.generate.families.draft import CardView
-from workgym.envs.warehouse.generate.phrasing import Lexicon, article
+from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_text_date, versioned_columns
 from workgym.envs.warehouse.source.duck import qi, ql
 
-Period = Literal["week", "day"]
+Period = Literal["month", "week", "day"]
 MetricKind = Literal["count", "sum", "avg", "joined_count", "joined_sum", "hour_avg"]
 MAX_SLICE_VALUES = 120  # a dimension with more values makes slices too thin to read
 # The smallest fact table investigations consider, and the size from which slices keep their
@@ -41,7 +42,16 @@ PLANT_ROWS = (30, 10)  # rows a planted slice needs in each period: full, small 
 RANK_ROWS = (30, 20)  # rows (baseline + window) a slice needs to be ranked: full, small
 MIN_PERIODS = 10
 TIMESTAMP_FAMILIES = ("timestamp", "timestamptz")
-PERIOD_LENGTH = {"week": dt.timedelta(days=7), "day": dt.timedelta(days=1)}
+# Nominal lengths, for comparing grains; a month's real bounds come from `advance`.
+PERIOD_DAYS = {"month": 30, "week": 7, "day": 1}
+# A period must average this many rows for a move in it to be read at all (the grain's bucket
+# floor, grain.MIN_BUCKET_ROWS) and for a planted slice of PLANT_ROWS[1] rows to hold at most
+# 35% of it: 10 / 0.35 = 29.
+MIN_PERIOD_ROWS = 30
+# The full slice floors need periods that average 30 / 0.35 = 86 rows. A table's size stood
+# for its periods' sizes while every table spanned about a year; 11,295 Debian changelog
+# entries over 31 years average 30 a month, so the floors now follow the period (decision 0182).
+FULL_PERIOD_ROWS = 86
 
 
 class Join(BaseModel):
@@ -72,6 +82,7 @@ class Frame(BaseModel):
     date_parts: list[str] = Field(default_factory=list)  # year, month, day (all three or none)
     joins: list[Join] = Field(default_factory=list)
     rows: int = 0
+    period_rows: float = 0.0  # rows per period, on average over the time column's span
     # Time behind a key (TPC-DS): `time_column` is then the fact's key into `time_dim`, whose
     # `time_dim_column` holds the date of row `time_dim_key`.
     time_dim: str | None = None
@@ -189,14 +200,19 @@ class Metric(BaseModel):
         return f"{num} / nullif(sum({den}), 0)"
 
 
+def _small(frame: Frame) -> bool:
+    """Whether the small slice floors apply: a small table, or thin periods."""
+    return frame.rows < FULL_FACT_ROWS or 0 < frame.period_rows < FULL_PERIOD_ROWS
+
+
 def plant_rows(frame: Frame) -> int:
     """Rows a planted slice needs in each of baseline and window (see MIN_FACT_ROWS)."""
-    return PLANT_ROWS[frame.rows < FULL_FACT_ROWS]
+    return PLANT_ROWS[_small(frame)]
 
 
 def rank_rows(frame: Frame) -> int:
     """Rows (baseline + window) a slice needs before the explainer ranks it."""
-    return RANK_ROWS[frame.rows < FULL_FACT_ROWS]
+    return RANK_ROWS[_small(frame)]
 
 
 def ts(value: dt.datetime) -> str:
@@ -260,7 +276,7 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
             skipped.append(f"{table.name}: no dimension with 2-{MAX_SLICE_VALUES} values")
             continue
         span = _span_days(time_col) if time_col else _link_span(link.min, link.max) if link else 0
-        period = choose_period(span)
+        period = choose_period(span, table.rows)
         if period is None:
             skipped.append(f"{table.name}: {time_name} spans fewer than {MIN_PERIODS} days")
             continue
@@ -308,6 +324,7 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
                 date_parts=date_parts,
                 joins=joins,
                 rows=table.rows,
+                period_rows=round(table.rows * PERIOD_DAYS[period] / max(span, 1.0), 1),
             )
         )
     return frames, skipped
@@ -379,24 +396,30 @@ class MetricWords:
             "rows where it is NULL are left out)"
         )
 
+    # The reference is named by the row it reaches, its key pair only in the parenthesis that
+    # defines it: round 7 judged "web sales whose web_sales.ws_ship_mode_sk matches a ship
+    # mode (ship_mode.sm_ship_mode_sk)" stilted for the raw name inside the sentence.
+    def _reached(self, frame: Frame, j: Join) -> str:
+        return self.lex.referenced(frame.fact, j.fact_column, j.dim, j.dim_column)
+
     def joined_count(self, frame: Frame, j: Join) -> str:
         return (
-            f"the number of {self.lex.rows(frame.fact)} whose {frame.fact}.{j.fact_column} "
-            f"matches {article(self.lex.row(j.dim))} ({j.dim}.{j.dim_column})"
+            f"the number of {self.lex.rows(frame.fact)} with a matching {self._reached(frame, j)} "
+            f"({frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column})"
         )
 
     def joined_sum(self, frame: Frame, j: Join, column: str) -> str:
         what = self.lex.column_with_unit(j.dim, column)
         return (
-            f"the total {what} over {self.lex.rows(frame.fact)}, taking each row's "
-            f"{self.lex.row(j.dim)} through {frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column} "
-            "(rows without a match count 0)"
+            f"the total {what} over {self.lex.rows(frame.fact)}, each {self.lex.row(frame.fact)} "
+            f"counting its {self._reached(frame, j)}'s {what} ({frame.fact}.{j.fact_column} = "
+            f"{j.dim}.{j.dim_column}; rows without a match count 0)"
         )
 
     def hour_avg(self, frame: Frame) -> str:
         return (
-            f"the average hour of day (0-23, UTC) of {frame.time_words} "
-            f"over {self.lex.rows(frame.fact)}"
+            f"the average hour of day (0-23, UTC) of {self.lex.rows(frame.fact)} "
+            f"(the hour of {frame.time_words})"
         )
 
 
@@ -431,9 +454,32 @@ def _link_span(lo_value: object, hi_value: object) -> float:
     return (hi - lo).total_seconds() / 86400
 
 
-def choose_period(span_days: float) -> Period | None:
+def choose_period(span_days: float, rows: int | None = None) -> Period | None:
+    """Weeks over ten weeks or more, else days; months where weeks would be too thin.
+
+    A sparse event table (a few rows a week over decades) gets months when its weeks would
+    average under MIN_PERIOD_ROWS and it spans MIN_PERIODS months or more: every weekly move
+    of it would be noise, and every weekly plant would lack a slice of a moderate share."""
     if span_days >= 7 * MIN_PERIODS:
+        thin = rows is not None and rows * 7 / span_days < MIN_PERIOD_ROWS
+        if thin and span_days >= 31 * MIN_PERIODS:
+            return "month"
         return "week"
     if span_days >= MIN_PERIODS:
         return "day"
     return None
+
+
+def advance(start: dt.datetime, period: Period, n: int = 1) -> dt.datetime:
+    """The start of the period `n` periods after the one starting at `start` (months exact)."""
+    if period == "month":
+        months = start.year * 12 + start.month - 1 + n
+        return start.replace(year=months // 12, month=months % 12 + 1)
+    return start + dt.timedelta(days=PERIOD_DAYS[period] * n)
+
+
+def periods_between(first: dt.datetime, last: dt.datetime, period: Period) -> int:
+    """How many period starts lie from `first` to `last` (both period starts), both counted."""
+    if period == "month":
+        return (last.year - first.year) * 12 + last.month - first.month + 1
+    return int((last - first) / dt.timedelta(days=PERIOD_DAYS[period])) + 1

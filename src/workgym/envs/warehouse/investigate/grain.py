@@ -1,6 +1,7 @@
 """A table's time grain, read from its data: which period buckets fit it, and which buckets lie.
 
-The frame picks weeks or days from the time column's span alone (`frame.choose_period`). A
+The frame picks months, weeks or days from the time column's span and row count
+(`frame.choose_period`). A
 table of season totals (one row per organisation-place-season, dated by the season's first
 day) spans decades, so it gets weeks, and its "weekly" moves are nothing but which seasons'
 rows happened to start in which week (issue 40). Here the grain comes from the data itself:
@@ -43,7 +44,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from workgym.envs.warehouse.investigate.diagnose import SHOCK_ERRORS
-from workgym.envs.warehouse.investigate.frame import PERIOD_LENGTH, Frame, Metric, Period
+from workgym.envs.warehouse.investigate.frame import (
+    PERIOD_DAYS,
+    Frame,
+    Metric,
+    Period,
+    periods_between,
+)
 from workgym.envs.warehouse.source.duck import qi
 
 MIN_OCCUPANCY = 0.5  # at least half of the span's buckets must hold rows
@@ -53,7 +60,7 @@ EDGE_BUCKETS = 2  # buckets this close to the first or last bucket with data are
 NOISE_Z = SHOCK_ERRORS  # a move must be this many standard errors of its buckets' sampling
 AVERAGES = ("avg", "hour_avg")
 FAMILY_ERROR = 0.05
-UNIT = {"week": "day", "day": "hour"}  # what "covered" counts inside a bucket
+UNIT = {"month": "day", "week": "day", "day": "hour"}  # what "covered" counts inside a bucket
 
 
 class Bucket(BaseModel):
@@ -61,7 +68,7 @@ class Bucket(BaseModel):
 
     start: dt.datetime
     rows: int
-    units: int  # distinct days (a week bucket) or hours (a day bucket) holding rows
+    units: int  # distinct days (a month or week bucket) or hours (a day bucket) holding rows
     median_rows: float
     median_units: float
     edge: bool  # within EDGE_BUCKETS of the first or last bucket holding rows
@@ -108,7 +115,7 @@ class Grain(BaseModel):
 
     def refusal(self) -> str | None:
         """Why bucketing this table by `period` would make artefacts, or None when it fits."""
-        days = PERIOD_LENGTH[self.period].days
+        days = PERIOD_DAYS[self.period]
         facts = (
             f"{self.dates} distinct dates from {self.first} to {self.last} "
             f"({self.per_year:.0f} a year), a median gap of {self.median_gap_days:g} days "
@@ -154,12 +161,11 @@ def measure(con: Any, frame: Frame) -> Grain:
         "GROUP BY p ORDER BY p"
     ).fetchall()
     dates, first, last, gap = gaps if gaps is not None else (0, None, None, None)
-    step = PERIOD_LENGTH[frame.period]
     buckets: list[Bucket] = []
     occupancy = 0.0
     if rows:
         starts = [_naive(r[0]) for r in rows]
-        span = int((starts[-1] - starts[0]) / step) + 1
+        span = periods_between(starts[0], starts[-1], frame.period)
         occupancy = len(starts) / max(span, 1)
         med_rows = statistics.median(int(r[1]) for r in rows)
         med_units = statistics.median(int(r[2]) for r in rows)
