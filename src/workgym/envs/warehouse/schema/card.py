@@ -24,7 +24,7 @@ ColumnMeaning = Literal[
     "additive_measure", "nonadditive_measure", "count", "calendar_part", "time_point",
     "identifier", "code", "label", "flag", "text",
 ]  # fmt: skip
-TableGrain = Literal["event", "entity", "entity_period", "versioned_entity", "link"]
+TableGrain = Literal["event", "entity", "entity_period", "versioned_entity", "link", "snapshot"]
 
 CARD_FILE = "schema_card.json"
 

@@ -28,11 +28,15 @@ Table grains (None where the card cannot tell):
   period column next to a reference, and no point in time;
 - event: a row at a point in time (a flight, a sale, an hourly reading), its own or reached
   through a key into a date dimension (TPC-DS ss_sold_date_sk);
+- snapshot: a stock level per entity and date (TPC-DS inventory: an item in a warehouse in a
+  week, with its quantity on hand): its rows are no events, and its levels add up over
+  entities, never over time;
 - entity: a keyed row others refer to (a carrier, an item, a customer).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -188,12 +192,30 @@ def table_grain(table: TableCard, linked: bool, timed: bool = False) -> TableGra
     if has_period and not has_point and refs and not linked:
         return "entity_period"
     if has_point and table.role == "fact":
-        return "event"
+        return "snapshot" if _stock_levels(table) else "event"
     if table.role == "dimension" and table.single_keys():
         return "entity"
     if has_point:
         return "event"
     return None
+
+
+STOCK_WORDS = frozenset({"balance", "stock", "level", "inventory"})
+
+
+def _stock_levels(table: TableCard) -> bool:
+    """Every measure of the table is a level held at a date (`inv_quantity_on_hand`, a
+    balance), not an amount that happened: the table is a snapshot (issue 40's round 7
+    judged "the top item colors by number of inventory records" meaningless)."""
+    kinds = ("additive_measure", "nonadditive_measure", "count")
+    measures = [c for c in table.columns if c.meaning in kinds]
+
+    def level(name: str) -> bool:
+        parts = words(name)
+        on_hand = ("on", "hand") in set(itertools.pairwise(parts))
+        return on_hand or bool(set(parts) & STOCK_WORDS)
+
+    return bool(measures) and all(level(c.name) for c in measures)
 
 
 def ensure_meanings(card: SchemaCard) -> SchemaCard:
@@ -300,13 +322,21 @@ def candidate_key(table: TableCard, columns: Sequence[str], references: set[str]
 CLOSING_WORDS = frozenset({"closed", "close", "end", "expiry", "until"})
 
 
+# A column naming the row above in a hierarchy: NULL there is the top, whether or not the
+# reference is declared (world_reference's subdivisions, round 7 #28-29).
+PARENT_WORDS = frozenset({"parent", "superior", "manager", "ancestor"})
+
+
 def null_means_current(table: TableCard, column: str, self_refs: set[str]) -> bool:
     """A NULL here is no missing data: the open end of a versioned row (the current version), a
     closing date not reached yet (a call centre's `cc_closed_date_sk`: still open) or a
-    self-reference (the top of a hierarchy: the manager of the chief executive)."""
+    self-reference (the top of a hierarchy: the manager of the chief executive), declared or
+    named as one (a subdivision's `parent_code`: a province with none is top-level)."""
     if column in self_refs:
         return True
     parts = set(words(column))
+    if parts & PARENT_WORDS:
+        return True
     if column in versioned_columns(table) and parts & {"end", "to", "expiry", "until"}:
         return True
     try:

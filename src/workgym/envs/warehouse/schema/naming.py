@@ -6,7 +6,8 @@ spelling, so a name is printed as words:
 - a glued lower-case word is split with a word-frequency dictionary (`orderdate` -> order date,
   `tailnum` -> tail num), offline: the unigram counts of `wordsegment` (Apache-2.0, decision
   0140). A split is taken only when every part is a frequent word (or a word the schema itself
-  uses) and the whole is not itself a common word (`birthday`, `ordered` stay whole);
+  uses), the whole is not itself a common word (`birthday`, `ordered` stay whole), and the
+  parts together are likelier than the whole (`deprecation` is not "dep rec ation");
 - a prefix shared by every column of a table (`ss_`, `d_`) is the schema's convention and is
   dropped, and so are the `dim` / `fact` words of a table name (`date_dim` rows are dates);
 - an abbreviation is expanded only when the data supports the reading, never by guessing:
@@ -33,9 +34,13 @@ from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
 MIN_PART_COUNT = 1_000_000  # web-corpus count a part of a glued word needs (`visi` has 172k)
 COMMON_WORD = 1_000_000  # a whole word at least this frequent is a word, not two glued ones
 NEVER_EXPAND = 100_000_000  # words this common (day, time, name) are words, not abbreviations
+COUNTED_NOUN = 10_000_000  # `X_count` reads "number of Xs" for a word this common (change, link)
 GLUE_MIN_LENGTH = 6  # shorter lower-case tokens are not split (dest, temp, faa)
 SHORT_PARTS = frozenset({"of", "by", "to", "in", "on", "at", "id", "no", "per"})
 TABLE_CONVENTION_WORDS = frozenset({"dim", "fact", "tbl"})
+# Words that say "this is a table" at the end of a table's name: its rows are what comes
+# before (`helmert_transformation_table` rows are Helmert transformations).
+TABLE_SUFFIX_WORDS = frozenset({"table", "tab"})
 # Calendar abbreviations, each accepted only when the column's values lie in the range.
 CALENDAR_ABBREVIATIONS: dict[str, tuple[str, int, int]] = {
     "moy": ("month of year", 1, 12),
@@ -106,7 +111,21 @@ def unglue(token: str, known: Iterable[str] = (), *, whole: bool = False) -> lis
     found = best[n]
     if found is None or found[0] < 2:
         return [token]
+    if not whole and _log_p(token) >= sum(_log_p(part) for part in found[2]):
+        return [token]  # `deprecation` is likelier than "dep rec ation", `flattening` too
     return found[2]
+
+
+def _log_p(word: str) -> float:
+    """The word's log probability as a unigram (add-one, so an unknown word is not -inf)."""
+    return math.log((count(word) + 1.0) / _total())
+
+
+@functools.cache
+def _total() -> float:
+    import wordsegment
+
+    return float(wordsegment.Segmenter.TOTAL)
 
 
 def _valid_part(part: str, schema_words: set[str]) -> bool:
@@ -136,8 +155,27 @@ def expansion(word: str, evidence: Sequence[str]) -> str | None:
             for i in range(len(tokens) - k + 1):
                 span = lowered[i : i + k]
                 if _abbreviates(word, span):
-                    return " ".join(_cased(t) for t in tokens[i : i + k])
+                    words = [_cased(t) for t in tokens[i : i + k]]
+                    if k == 1:  # `auth` of "authorities" is an authority
+                        words[0] = singular_word(words[0])
+                    return " ".join(words)
     return None
+
+
+def singular_word(word: str) -> str:
+    """A plural English word's singular (`authorities` -> authority); other words unchanged.
+    An abbreviation in a name stands for the singular: `auth_name` is an authority's name.
+    (`column_roles.singular` matches identifiers for key inference and stays as it is, so
+    inferred keys do not move with prose.)"""
+    if word.isupper() or len(word) < 4:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def _abbreviates(word: str, span: list[str]) -> bool:
@@ -182,10 +220,16 @@ def _cased(token: str) -> str:
 
 def stem(table: TableCard, column: str) -> str:
     """Column name without a prefix shared by every column of its table (l_, ps_, ...)."""
+    return _stem_cased(table, column).lower()
+
+
+def _stem_cased(table: TableCard, column: str) -> str:
+    """`stem` with the column's case kept: `playerID` splits at its capital, not by the
+    dictionary (which finds "playerid" likelier whole)."""
     m = re.match(r"^([a-z]{1,3}_)", column.lower())
     if m and len(table.columns) > 1 and all(c.name.lower().startswith(m[1]) for c in table.columns):
-        return column.lower()[len(m[1]) :]
-    return column.lower()
+        return column[len(m[1]) :]
+    return column
 
 
 def _calendar(word: str, col: ColumnCard | None) -> str | None:
@@ -205,21 +249,27 @@ def column_words(
     *,
     known: Iterable[str] = (),
     reference: str | None = None,
+    acronyms: Iterable[str] = (),
 ) -> str:
     """A column's name in words: its table prefix dropped, glued words split, a trailing
     surrogate-key word dropped (`sold_date_sk` reads "sold date"), and each abbreviation
     expanded only from the column's comment, its table's comment or, for a reference, the
-    referenced table's name (`reference`, already in words)."""
+    referenced table's name (`reference`, already in words). `acronyms` are words the schema's
+    table names use as acronyms (`crs`), printed in capitals as the tables' rows are."""
     col = next((c for c in table.columns if c.name == column), None)
-    parts = split_words(stem(table, column), known)
+    parts = split_words(_stem_cased(table, column), known)
     if len(parts) > 1 and parts[-1] == "sk":
         parts = parts[:-1]
     evidence = [t for t in (reference, col.comment if col else None, table.comment) if t]
-    capitals = _acronyms(column)
+    capitals = _acronyms(column) | set(acronyms)
     out: list[str] = []
     for word in parts:
         shown = word.upper() if word in capitals else word
         out.append(_calendar(word, col) or expansion(word, evidence) or shown)
+    if len(out) == 2 and out[1] == "count" and count(out[0]) >= COUNTED_NOUN:
+        # `change_count` is the number of changes (round 8: "the total change count" read the
+        # column out); a rarer first word (`dep` of `cd_dep_count`) is kept as it is
+        return f"number of {row_nouns(out[0])[1]}"
     return " ".join(out) if out else column
 
 
@@ -238,6 +288,8 @@ def table_words(name: str, known: Iterable[str] = ()) -> str:
     """A table's name in words without the schema's `dim`/`fact` convention words."""
     parts = split_words(name, known)
     kept = [p for p in parts if p not in TABLE_CONVENTION_WORDS]
+    if len(kept) > 1 and kept[-1] in TABLE_SUFFIX_WORDS:
+        kept = kept[:-1]
     return " ".join(kept or parts)
 
 
@@ -254,7 +306,7 @@ ROW_NOUNS = {
 
 # Nouns with no plural of their own: their rows are "X records" ("inventory records").
 MASS_NOUNS = frozenset(
-    {"data", "metadata", "info", "information", "history", "inventory", "usage", "status",
+    {"data", "metadata", "info", "information", "history", "inventory", "status",
      "equipment", "stock", "staff", "feedback", "news", "traffic", "weather", "mapping",
      "membership", "attendance", "software", "hardware"}
 )  # fmt: skip
@@ -262,23 +314,36 @@ IRREGULAR_PLURALS = {"person": "people", "child": "children", "man": "men", "wom
                      "axis": "axes", "analysis": "analyses", "index": "indices"}  # fmt: skip
 
 
+def _acronym(word: str) -> bool:
+    """A word without vowels (`crs`, `gmt`): an acronym, not a word with a plural."""
+    return word.isascii() and word.isalpha() and len(word) > 1 and not re.search(r"[aeiouy]", word)
+
+
 def row_nouns(table: str, known: Iterable[str] = ()) -> tuple[str, str]:
     """(singular, plural) noun for a table's rows, from its name in words: a table named by a
     count noun is its rows' plural ("package relations", "changelog entries"), a plural name
-    stays as it is ("flights"); only a mass noun or an abbreviation without vowels, which have
+    stays as it is ("flights"), the head of "X of Y" takes the plural ("units of measure"), an
+    abbreviation without vowels is an acronym ("projected CRSs"); only a mass noun, which has
     no plural an analyst would write, is read as "X records" (issue 40: "package relation
     records" was stilted on every warehouse judged)."""
     if table.lower() in ROW_NOUNS:
         return ROW_NOUNS[table.lower()]
     words = table_words(table, known).strip() or table.lower()  # `数据` has no ASCII words
+    if " of " in words:  # the head noun takes the plural: "units of measure"
+        head_noun, _, rest = words.partition(" of ")
+        one, many = row_nouns(head_noun.replace(" ", "_"))
+        return f"{one} of {rest}", f"{many} of {rest}"
     *head, last = words.split(" ")
     lead = " ".join(head) + " " if head else ""
+    if _acronym(last):
+        # an abbreviation without vowels is an acronym: "geodetic CRS", "geodetic CRSs"
+        return lead + last.upper(), lead + last.upper() + "s"
     if last in IRREGULAR_PLURALS:
         return words, lead + IRREGULAR_PLURALS[last]
     if last in IRREGULAR_PLURALS.values():
         single = next(k for k, v in IRREGULAR_PLURALS.items() if v == last)
         return lead + single, words
-    if last in MASS_NOUNS or not re.search(r"[aeiouy]", last.lower()) or not last.isalpha():
+    if last in MASS_NOUNS or not last.isascii() or not last.isalpha():
         return f"{words} record", f"{words} records"
     if words.endswith("ies"):
         return words[:-3] + "y", words
@@ -306,6 +371,11 @@ class Namer:
             for n in [t.name, *(c.name for c in t.columns)]
             for w in identifier_words(n)
         )
+        # Vowel-less last words of table names read as acronyms (`geodetic_crs`: geodetic CRS);
+        # columns that use them print them the same way (`geodetic_crs_code`: geodetic CRS code).
+        self.acronyms = frozenset(
+            w for t in card.tables for w in split_words(t.name)[-1:] if _acronym(w)
+        )
         self.refs = {
             (f.table, f.columns[0]): f.ref_table for f in card.foreign_keys if len(f.columns) == 1
         }
@@ -325,6 +395,7 @@ class Namer:
                 self.tables[table],
                 column,
                 known=self.known,
-                reference=self.table(ref) if ref is not None else None,
+                reference=row_nouns(ref, self.known)[0] if ref is not None else None,
+                acronyms=self.acronyms,
             )
         return self._columns[key]

@@ -85,7 +85,7 @@ def how_many(ctx: Context, t: TableCard) -> tuple[exp.Expression, str, str]:
     events = event_count(t)
     if events is None:
         return count_star(), "count", "count"
-    words = f"number of {ctx.lexicon.column(t.name, events.name)}"
+    words = ctx.lexicon.number_of(t.name, events.name)
     return agg("sum", col(events.name)), "sum_events", words
 
 

@@ -103,7 +103,10 @@ class CardView:
         return list(self.card.tables)
 
     def facts(self) -> list[TableCard]:
-        facts = [t for t in self.card.tables if t.role == "fact"]
+        """Tables whose rows are events to count, total and trend. A snapshot (stock levels by
+        date) is left out: counting its rows counts item-weeks, not anything that happened,
+        and no family asks a snapshot's own questions yet (the level on a date)."""
+        facts = [t for t in self.card.tables if t.role == "fact" and t.grain != "snapshot"]
         return facts or sorted(self.card.tables, key=lambda t: -t.rows)[:1]
 
     def dims(self, table: TableCard) -> list[ColumnCard]:

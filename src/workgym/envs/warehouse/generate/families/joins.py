@@ -67,7 +67,7 @@ def _metric(ctx: Context, t: TableCard, i: int) -> tuple[exp.Expression, str, st
         return agg("avg", col(m.name, "t")), words, "number", 2
     events = event_count(t)  # "how many" of entity-period rows sums their count of events
     if events is not None:
-        words = f"number of {ctx.lexicon.column(t.name, events.name)}"
+        words = ctx.lexicon.number_of(t.name, events.name)
         return agg("sum", col(events.name, "t")), words, "integer", None
     return count_star(), "count", "integer", None
 
