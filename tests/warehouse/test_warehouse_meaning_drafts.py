@@ -20,6 +20,7 @@ from workgym.envs.warehouse.generate.families import (
     counting,
     quality,
     ranking,
+    trends,
 )
 from workgym.envs.warehouse.generate.families.filters import (
     Cond,
@@ -275,3 +276,30 @@ def test_abstentions_are_trimmed_to_the_constant_share(runner: Runner) -> None:
     assert f10.report.rejected["answer above the environment's constant share"] == 20 - len(
         f10.kept
     )
+
+
+def test_years_written_as_dates_get_no_monthly_trends(tmp_path: Path) -> None:
+    """EPSG's datum publication dates are 1 January in 451 of 514 rows: "January 1966 against
+    January 1967" compared placeholders (judged meaningless in rounds 6-8). A table whose dates
+    fall in January 80% of the time or more gets no F4 trend; an ordinary one still does."""
+    db = tmp_path / "dates.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(
+        "CREATE TABLE datum (datum_id INTEGER PRIMARY KEY, kind VARCHAR, published DATE);"
+        "INSERT INTO datum SELECT i, ['geodetic', 'vertical'][1 + i % 2], CASE WHEN i % 10 = 0"
+        " THEN DATE '1950-03-15' + INTERVAL (i) DAY ELSE DATE '1950-01-01' + INTERVAL (i % 40)"
+        " YEAR END FROM range(1, 601) t(i);"
+        "CREATE TABLE survey (survey_id INTEGER PRIMARY KEY, kind VARCHAR, done DATE);"
+        "INSERT INTO survey SELECT i, ['a', 'b'][1 + i % 2], DATE '2020-01-01' + INTERVAL (i) DAY"
+        " FROM range(1, 601) t(i);"
+    )
+    con.close()
+    build_snapshot(f"duckdb://{db}", tmp_path / "snap")
+    card = profile_snapshot(tmp_path / "snap")
+    for t in card.tables:
+        t.role = "fact"  # both are dated events here; the profile's roles are not under test
+    runner = Runner(tmp_path / "snap" / "snapshot.duckdb")
+    ctx = Context(card=card, lexicon=Lexicon(card), rng=random.Random(0), lookup=runner.rows)
+    tables = {d.tables[0] for d in trends.drafts(ctx)}
+    assert tables == {"survey"}
+    assert any("datum: 80%+ of its dates fall in January" in s for s in ctx.skipped)

@@ -36,6 +36,7 @@ FAMILY = "F4"
 
 Period = tuple[int, int]  # (year, month)
 RECORDED_PAIRS = 2  # recorded-count trends per fact table
+YEAR_PRECISION = 0.8  # this share of dates in January: years written as dates, no months
 
 
 def drafts(ctx: Context) -> Iterator[Draft]:
@@ -50,10 +51,28 @@ def _period_words(p: Period) -> str:
 
 
 def _periods(ctx: Context, t: TableCard, cal: Calendar) -> list[Period]:
+    """The table's (year, month) periods; none when its dates are years written as dates."""
+    if _year_precision(ctx, t, cal):
+        ctx.skip(FAMILY, f"{t.name}: {YEAR_PRECISION:.0%}+ of its dates fall in January, "
+                 "years written as dates: months would compare placeholders")  # fmt: skip
+        return []
     q = exp.select(exp.alias_(cal.year.copy(), "y"), exp.alias_(cal.month.copy(), "m"))
     sql = cal.select_from(q, t).group_by("y", "m").order_by("y", "m").limit(60)
     rows = ctx.lookup(sql.sql(dialect="duckdb"))
     return [(int(y), int(m)) for y, m in rows if y is not None and m is not None]
+
+
+def _year_precision(ctx: Context, t: TableCard, cal: Calendar) -> bool:
+    """Whether the dates are years written as dates (EPSG's datum publication dates: 451 of
+    514 on 1 January), so that "January 1966 against January 1967" compares placeholders
+    (rounds 6-8 judged it meaningless)."""
+    january = exp.EQ(this=cal.month.copy(), expression=exp.Literal.number(1))
+    share = exp.Avg(this=exp.Case(ifs=[exp.If(this=january, true=exp.Literal.number(1))],
+                                  default=exp.Literal.number(0)))  # fmt: skip
+    dated = exp.Not(this=exp.Is(this=cal.month.copy(), expression=exp.Null()))
+    rows = ctx.lookup(cal.select_from(exp.select(share), t).where(dated).sql(dialect="duckdb"))
+    value = rows[0][0] if rows else None
+    return value is not None and float(value) >= YEAR_PRECISION
 
 
 def _pairs(ctx: Context, periods: list[Period], n: int) -> list[tuple[Period, Period]]:
