@@ -16,7 +16,7 @@ import pytest
 from warehouse_investigate_support import env_dir_from, finish, make_shop, play
 
 from workgym.envs.warehouse.investigate.build import build_investigations
-from workgym.envs.warehouse.investigate.design import study
+from workgym.envs.warehouse.investigate.design import Study, study
 from workgym.envs.warehouse.investigate.frame import (
     Frame,
     MetricWords,
@@ -101,10 +101,10 @@ def test_thin_periods_are_never_planted_into(sparse_snapshot: Path) -> None:
     metric = metrics(frame, card, MetricWords(card))[0]
     with connect(sparse_snapshot / SNAPSHOT_FILE, read_only=True) as con:
         st = study(con, frame, metric)
-    thin = frame.model_copy(update={"rows": 2_000, "period_rows": 200.0})
-    st_full = type(st)(frame=thin, metric=metric, windows=st.windows, scale=st.scale)
+    full = frame.model_copy(update={"rows": 2_000, "period_rows": 200.0})
+    st_full = Study(frame=full, metric=metric, windows=st.windows, scale=st.scale)
     # At the full floor (30 rows a slice) a window needs 86 rows in each period: none here.
-    assert plant_rows(thin) == 30
+    assert plant_rows(full) == 30
     assert all(w.rows < 86 for w in st.windows) and st_full.quiet() == []
 
 

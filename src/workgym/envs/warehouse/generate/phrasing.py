@@ -268,10 +268,8 @@ class Lexicon:
         low = noun.lower()  # an acronym's case ("vertical CRS") is no other word
         if not kept or kept in (low, plural.lower()) or low.endswith(" " + kept) or "(" in kept:
             return noun
-        for said in (
-            low,
-            plural.lower(),
-        ):  # the role ends in the table's name: its head is the role
+        # the role ends in the table's name: its head is the role
+        for said in (low, plural.lower()):
             if kept.endswith(" " + said):
                 return f"{kept[: -len(said)]}{noun}"
         if kept.split(" ")[-1] == low.split(" ")[-1]:

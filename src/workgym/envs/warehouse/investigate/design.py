@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from workgym.envs.warehouse.investigate.frame import (
+    MAX_SLICE_SHARE,
     PERIOD_DAYS,
     Frame,
     Metric,
     MetricKind,
     advance,
-    plant_rows,
+    plantable_period_rows,
 )
 from workgym.envs.warehouse.investigate.mechanisms import BugKind, PlantSpec
 from workgym.envs.warehouse.investigate.slices import Cell, SliceKey, SliceTable, slice_terms
@@ -45,7 +46,7 @@ COMPATIBLE: dict[str, tuple[MetricKind, ...]] = {
     "join_break": ("joined_count", "joined_sum"),
     "clock_shift": ("hour_avg",),
 }
-ONE_DIM_SHARE = (0.03, 0.35)
+ONE_DIM_SHARE = (0.03, MAX_SLICE_SHARE)
 TWO_DIM_SHARE = (0.02, 0.2)
 STRENGTH = (3.0, 6.0)  # planted effect, in typical natural changes
 # A freshness gap's length in days, by period: long enough for the diagnostic's silent tail
@@ -75,7 +76,7 @@ class Study:
     def quiet(self) -> list[Window]:
         """Periods to plant into: a natural change at or below the median, and both periods
         large enough to hold a plantable slice (a sparse table's thin years hold none)."""
-        need = math.ceil(plant_rows(self.frame) / ONE_DIM_SHARE[1])
+        need = plantable_period_rows(self.frame)
         return [w for w in self.windows if abs(w.change) <= self.scale and w.rows >= need]
 
     def loud(self) -> list[Window]:

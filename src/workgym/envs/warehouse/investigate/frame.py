@@ -15,6 +15,7 @@ slices by plain sums: the explainer, the gate and the findings all rest on that.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -48,10 +49,12 @@ PERIOD_DAYS = {"month": 30, "week": 7, "day": 1}
 # floor, grain.MIN_BUCKET_ROWS) and for a planted slice of PLANT_ROWS[1] rows to hold at most
 # 35% of it: 10 / 0.35 = 29.
 MIN_PERIOD_ROWS = 30
+# The largest share of a period's rows a planted one-dimension slice may hold (design.py).
+MAX_SLICE_SHARE = 0.35
 # The full slice floors need periods that average 30 / 0.35 = 86 rows. A table's size stood
 # for its periods' sizes while every table spanned about a year; 11,295 Debian changelog
 # entries over 31 years average 30 a month, so the floors now follow the period (decision 0182).
-FULL_PERIOD_ROWS = 86
+FULL_PERIOD_ROWS = math.ceil(PLANT_ROWS[0] / MAX_SLICE_SHARE)
 
 
 class Join(BaseModel):
@@ -208,6 +211,11 @@ def _small(frame: Frame) -> bool:
 def plant_rows(frame: Frame) -> int:
     """Rows a planted slice needs in each of baseline and window (see MIN_FACT_ROWS)."""
     return PLANT_ROWS[_small(frame)]
+
+
+def plantable_period_rows(frame: Frame) -> int:
+    """Rows a period needs to hold a plantable slice: `plant_rows` at MAX_SLICE_SHARE."""
+    return math.ceil(plant_rows(frame) / MAX_SLICE_SHARE)
 
 
 def rank_rows(frame: Frame) -> int:
@@ -454,14 +462,14 @@ def _link_span(lo_value: object, hi_value: object) -> float:
     return (hi - lo).total_seconds() / 86400
 
 
-def choose_period(span_days: float, rows: int | None = None) -> Period | None:
+def choose_period(span_days: float, rows: int) -> Period | None:
     """Weeks over ten weeks or more, else days; months where weeks would be too thin.
 
     A sparse event table (a few rows a week over decades) gets months when its weeks would
     average under MIN_PERIOD_ROWS and it spans MIN_PERIODS months or more: every weekly move
     of it would be noise, and every weekly plant would lack a slice of a moderate share."""
     if span_days >= 7 * MIN_PERIODS:
-        thin = rows is not None and rows * 7 / span_days < MIN_PERIOD_ROWS
+        thin = rows * 7 / span_days < MIN_PERIOD_ROWS
         if thin and span_days >= 31 * MIN_PERIODS:
             return "month"
         return "week"

@@ -167,7 +167,7 @@ def singular_word(word: str) -> str:
     An abbreviation in a name stands for the singular: `auth_name` is an authority's name.
     (`column_roles.singular` matches identifiers for key inference and stays as it is, so
     inferred keys do not move with prose.)"""
-    if word.isupper() or len(word) < 4:
+    if word.isupper() or len(word) < 3:
         return word
     if word.endswith("ies"):
         return word[:-3] + "y"
@@ -345,10 +345,8 @@ def row_nouns(table: str, known: Iterable[str] = ()) -> tuple[str, str]:
         return lead + single, words
     if last in MASS_NOUNS or not last.isascii() or not last.isalpha():
         return f"{words} record", f"{words} records"
-    if words.endswith("ies"):
-        return words[:-3] + "y", words
-    if words.endswith("s") and not words.endswith(("ss", "us", "is")):
-        return words[:-1], words
+    if (one := singular_word(last)) != last:  # a plural name stays: "flights", "entries"
+        return lead + one, words
     if re.search(r"[^aeiou]y$", last):
         return words, words[:-1] + "ies"
     if re.search(r"(s|x|z|ch|sh)$", last):

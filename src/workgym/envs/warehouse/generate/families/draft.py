@@ -87,7 +87,11 @@ class Context:
         return CardView(self.card)
 
     def skip(self, family: str, reason: str) -> None:
-        self.skipped.append(f"{family}: {reason}")
+        """Record why something was not drafted, once (generators of one family share
+        lookups, e.g. F4's periods, and would repeat the reason)."""
+        entry = f"{family}: {reason}"
+        if entry not in self.skipped:
+            self.skipped.append(entry)
 
 
 Family = Callable[[Context], Iterator[Draft]]

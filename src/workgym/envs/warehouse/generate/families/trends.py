@@ -26,6 +26,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
     cast,
     col,
     count_if,
+    count_star,
     lit,
     percent,
 )
@@ -37,6 +38,7 @@ FAMILY = "F4"
 Period = tuple[int, int]  # (year, month)
 RECORDED_PAIRS = 2  # recorded-count trends per fact table
 YEAR_PRECISION = 0.8  # this share of dates in January: years written as dates, no months
+MAX_PERIODS = 60  # months a table's trends draw their pairs from
 
 
 def drafts(ctx: Context) -> Iterator[Draft]:
@@ -51,28 +53,24 @@ def _period_words(p: Period) -> str:
 
 
 def _periods(ctx: Context, t: TableCard, cal: Calendar) -> list[Period]:
-    """The table's (year, month) periods; none when its dates are years written as dates."""
-    if _year_precision(ctx, t, cal):
+    """The table's first MAX_PERIODS (year, month) periods, from one grouped scan; none when
+    its dates are years written as dates: EPSG's datum publication dates are 1 January in 451
+    of 514 rows, and "January 1966 against January 1967" compared placeholders (rounds 6-8
+    judged it meaningless)."""
+    q = exp.select(
+        exp.alias_(cal.year.copy(), "y"), exp.alias_(cal.month.copy(), "m"), count_star()
+    )
+    sql = cal.select_from(q, t).group_by("y", "m").order_by("y", "m")
+    rows = ctx.lookup(sql.sql(dialect="duckdb"))
+    months = [(int(y), int(m), int(n)) for y, m, n in rows if y is not None and m is not None]
+    dated = sum(n for _, _, n in months)
+    if dated and sum(n for _, m, n in months if m == 1) >= YEAR_PRECISION * dated:
         ctx.skip(FAMILY, f"{t.name}: {YEAR_PRECISION:.0%}+ of its dates fall in January, "
                  "years written as dates: months would compare placeholders")  # fmt: skip
         return []
-    q = exp.select(exp.alias_(cal.year.copy(), "y"), exp.alias_(cal.month.copy(), "m"))
-    sql = cal.select_from(q, t).group_by("y", "m").order_by("y", "m").limit(60)
-    rows = ctx.lookup(sql.sql(dialect="duckdb"))
-    return [(int(y), int(m)) for y, m in rows if y is not None and m is not None]
-
-
-def _year_precision(ctx: Context, t: TableCard, cal: Calendar) -> bool:
-    """Whether the dates are years written as dates (EPSG's datum publication dates: 451 of
-    514 on 1 January), so that "January 1966 against January 1967" compares placeholders
-    (rounds 6-8 judged it meaningless)."""
-    january = exp.EQ(this=cal.month.copy(), expression=exp.Literal.number(1))
-    share = exp.Avg(this=exp.Case(ifs=[exp.If(this=january, true=exp.Literal.number(1))],
-                                  default=exp.Literal.number(0)))  # fmt: skip
-    dated = exp.Not(this=exp.Is(this=cal.month.copy(), expression=exp.Null()))
-    rows = ctx.lookup(cal.select_from(exp.select(share), t).where(dated).sql(dialect="duckdb"))
-    value = rows[0][0] if rows else None
-    return value is not None and float(value) >= YEAR_PRECISION
+    if len(months) < 2:
+        ctx.skip(FAMILY, f"{t.name} covers fewer than two months")
+    return [(y, m) for y, m, _ in months[:MAX_PERIODS]]
 
 
 def _pairs(ctx: Context, periods: list[Period], n: int) -> list[tuple[Period, Period]]:
@@ -159,7 +157,6 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
         return
     periods = _periods(ctx, t, cal)
     if len(periods) < 2:
-        ctx.skip(FAMILY, f"{t.name} covers fewer than two months")
         return
     lex = ctx.lexicon
     dated = [cal.clause] if cal.clause else []
