@@ -127,6 +127,8 @@ class TableCard(BaseModel):
     columns: list[ColumnCard]
     keys: list[KeyCard] = Field(default_factory=list)  # declared keys, then unique on the data
     near_keys: list[KeyCard] = Field(default_factory=list)  # unique but for a few duplicates
+    # Abbreviations an identity in the rows spells out (`ext` -> extended): schema/identities.py
+    abbreviations: dict[str, str] = Field(default_factory=dict)
 
     def single_keys(self) -> set[str]:
         """Columns that alone identify rows (declared, or unique and non-NULL on the data)."""

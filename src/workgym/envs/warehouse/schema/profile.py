@@ -22,6 +22,7 @@ from workgym.envs.warehouse.schema.card import (
     ValueCount,
 )
 from workgym.envs.warehouse.schema.column_roles import assign_roles
+from workgym.envs.warehouse.schema.identities import verified_abbreviations
 from workgym.envs.warehouse.schema.keys import add_keys
 from workgym.envs.warehouse.schema.meaning import assign_meanings
 from workgym.envs.warehouse.schema.relations import infer_foreign_keys, trusted_foreign_keys
@@ -69,6 +70,8 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
     con = open_snapshot(out)
     try:
         tables = [profile_table(con, t) for t in manifest.tables]
+        for t in tables:
+            t.abbreviations = verified_abbreviations(con, t)
         add_keys(con, tables, manifest)
         fks, candidates = trusted_foreign_keys(infer_foreign_keys(con, tables, manifest), tables)
         assign_roles(tables, fks)
