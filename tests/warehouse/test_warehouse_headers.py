@@ -7,16 +7,19 @@ declared foreign keys."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 from pathlib import Path
 
+import duckdb
 import pytest
 from warehouse_header_store import build_store
 
 from workgym.core.tasks import TaskSet
 from workgym.envs.warehouse.generate.pipeline import GenerateOptions, _investigations, generate
-from workgym.envs.warehouse.investigate.frame import MIN_FACT_ROWS, discover
+from workgym.envs.warehouse.investigate.frame import MIN_FACT_ROWS, Metric, discover
+from workgym.envs.warehouse.investigate.slices import slice_table
 from workgym.envs.warehouse.runtime.family_plug import family
 from workgym.envs.warehouse.schema.card import SchemaCard, TimeLinkCard
 from workgym.envs.warehouse.schema.profile import profile_snapshot
@@ -86,11 +89,13 @@ def test_the_warning_counts_every_rejection_per_table_and_reason(
 ) -> None:
     """With 60 products selling alike no product holds a sizeable share of a week's lines:
     most plants are rejected. Given two attempts per cause (the search finds all ten with its
-    usual fifteen since plants skip thin weeks, decision 0182), F9 falls short, and the warning
-    says so for order_lines, the table concerned."""
-    from workgym.envs.warehouse.investigate import search
+    usual fifteen since plants skip thin weeks, decision 0182) and no slices through the header
+    (its ship modes make every plant easy, decision 0184), F9 falls short, and the warning says
+    so for order_lines, the table concerned."""
+    from workgym.envs.warehouse.investigate import frame, search
 
     monkeypatch.setattr(search, "MAX_ATTEMPTS", 2)
+    monkeypatch.setattr(frame, "header_dims", lambda view, header: [])
     db = build_store(tmp_path / "flat.sqlite", products=60, best_sellers=False)
     work = tmp_path / "snap"
     build_snapshot(f"sqlite:///{db}", work)
@@ -107,3 +112,41 @@ def test_the_warning_counts_every_rejection_per_table_and_reason(
         assert r["table"] in ("order_lines", "orders")  # a dated header is a fact (0181)
         assert f"{r['count']} {r['reason']}" in warning, (r, warning)
     assert info["rejected"] == build["rejections"]
+
+
+def test_lines_are_sliced_by_their_header_categories(store_env: Path) -> None:
+    """Decision 0184: order lines slice by their order's ship mode and status (`orders.X`),
+    read through the order key; each slice holds exactly the lines of those orders, and planted
+    investigations can name a header category as the affected slice."""
+    card = SchemaCard.load(store_env)
+    frame = next(f for f in discover(card)[0] if f.fact == "order_lines")
+    assert {"orders.ship_mode", "orders.status"} <= set(frame.dims)
+    assert all(d in frame.columns for d in frame.dims if not d.startswith("orders."))
+    metric = Metric(kind="count", fact="order_lines", label="lines", integer=True)
+    con = duckdb.connect(str(store_env / "snapshot.duckdb"), read_only=True)
+    try:
+        table = slice_table(
+            con, frame, metric,
+            (dt.datetime(2023, 1, 2), dt.datetime(2023, 1, 9)),
+            (dt.datetime(2023, 1, 9), dt.datetime(2023, 1, 16)),
+        )  # fmt: skip
+        by_hand = dict(
+            con.execute(
+                "SELECT o.ship_mode, count(*) FROM order_lines l JOIN orders o USING (order_id) "
+                "WHERE o.order_date >= DATE '2023-01-09' AND o.order_date < DATE '2023-01-16' "
+                "GROUP BY 1"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    ones = {k[0]: c for k, c in table.cells.items() if len(k) == 1}
+    cells = {v: c.rows_w for (d, v), c in ones.items() if d == "orders.ship_mode"}
+    assert cells == by_hand and sum(by_hand.values()) > 0
+    tasks = TaskSet.from_jsonl(store_env / "tasks.jsonl")
+    header_sliced = [
+        t
+        for t in tasks
+        if t.meta["family"] == "F9"
+        and any(p["column"].startswith("orders.") for p in t.answer["predicate"])
+    ]
+    assert header_sliced, "no investigation names a header category"

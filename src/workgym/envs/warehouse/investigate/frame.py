@@ -138,6 +138,18 @@ class Frame(BaseModel):
             f"{self.fact}.{self.time_column} = {self.time_dim}.{self.time_dim_key})"
         )
 
+    def dim_sql(self, dim: str) -> str:
+        """A slicing dimension as SQL over alias `f`: the fact's own column, or a column of its
+        header read through the header key (`changelog_entry.distribution` of a change item)."""
+        if dim in self.columns:
+            return f"f.{qi(dim)}"
+        table, _, column = dim.rpartition(".")
+        j = self.join(table)
+        return (
+            f"(SELECT any_value(h.{qi(column)}) FROM {qi(table)} AS h "
+            f"WHERE h.{qi(j.dim_column)} = f.{qi(j.fact_column)})"
+        )
+
     def join(self, dim: str) -> Join:
         for j in self.joins:
             if j.dim == dim:
@@ -271,6 +283,8 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
             for c in slicers
             if 2 <= c.distinct_count <= MAX_SLICE_VALUES and time_name and c.name != time_name
         ]
+        if link is not None and link.via == "header":
+            dims += header_dims(view, card.table(link.dim))
         if table.rows < MIN_FACT_ROWS:
             skipped.append(f"{table.name}: {table.rows} rows, fewer than {MIN_FACT_ROWS}")
             continue
@@ -338,6 +352,19 @@ def discover(card: SchemaCard) -> tuple[list[Frame], list[str]]:
     return frames, skipped
 
 
+def header_dims(view: CardView, header: TableCard) -> list[str]:
+    """A line table's slices through its header (decision 0184): a change item belongs to its
+    changelog entry's distribution as an order line to its order's channel. Lines rarely hold a
+    category of their own (Debian's change items hold none), and their header's categories are
+    what an analyst slices them by. Named `header.column`, as predicates name a referenced
+    table's column."""
+    return [
+        f"{header.name}.{c.name}"
+        for c in view.dims(header)
+        if 2 <= c.distinct_count <= MAX_SLICE_VALUES
+    ]
+
+
 def metrics(frame: Frame, card: SchemaCard, words: MetricWords) -> list[Metric]:
     """Every metric this frame supports, labelled for questions."""
     table = card.table(frame.fact)
@@ -351,6 +378,8 @@ def metrics(frame: Frame, card: SchemaCard, words: MetricWords) -> list[Metric]:
         dim = card.table(j.dim)
         if dim.rows < 2 or frame.fact == j.dim:
             continue
+        if frame.time_via_header and j.fact_column == frame.time_column:
+            continue  # every dated line matches its header: the count is the row count
         out.append(_joined(frame, j, "joined_count", words.joined_count(frame, j)))
         for c in dim.columns:
             if c.meaning not in (None, "additive_measure", "count"):

@@ -51,7 +51,7 @@ def search_sql(frame: Frame, metric: Metric, question: dict[str, Any]) -> str:
     `SliceTable.explain` scores them, the total first and then the best slices."""
     dims = frame.dims
     w0 = dt.datetime.fromisoformat(question["window"][0])
-    cols = ", ".join(f"f.{qi(d)} AS {qi(d)}" for d in dims)
+    cols = ", ".join(f"{frame.dim_sql(d)} AS {qi(d)}" for d in dims)
     den = metric.den(frame) or "0"
     sets: list[tuple[str, ...]] = [()] + [(d,) for d in dims]
     sets += list(itertools.combinations(dims[:MAX_PAIR_DIMS], 2))

@@ -209,4 +209,4 @@ def planted_columns(spec: PlantSpec, frame: Frame) -> list[str]:
         cols.add(spec.column)
     if spec.cause_type in ("clock_shift", "freshness_gap", "mix_shift"):
         cols.add(frame.time_column)
-    return sorted(f"{frame.fact}.{c}" for c in cols)
+    return sorted(f"{frame.fact}.{c}" if c in frame.columns else c for c in cols)

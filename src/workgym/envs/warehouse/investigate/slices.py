@@ -215,7 +215,7 @@ def slice_table(
 ) -> SliceTable:
     """Aggregate the metric for every 1-dim (and 2-dim) slice in baseline and window."""
     dims = frame.dims
-    cols = ", ".join(f"f.{qi(d)} AS {qi(d)}" for d in dims)
+    cols = ", ".join(f"{frame.dim_sql(d)} AS {qi(d)}" for d in dims)
     den = metric.den(frame) or "0"
     inner = (
         f"SELECT ({frame.t} >= {ts(window[0])}) AS __w, {cols}, "
