@@ -6,12 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 import sqlv_fixtures as fx
 
 from workgym.verifiers.sql import GoldCache, SqlAnswerSpec, verify_sql
 from workgym.verifiers.sql_exec import execute_sql, hold_open
 from workgym.verifiers.sql_fuzz import FuzzSuite, build_suite, distinguishes, suite_report
+from workgym.verifiers.sql_fuzz_variants import COPY_BLOCK_SIZE
 from workgym.verifiers.sql_neighbours import neighbours
 
 flights_db = fx.flights_db
@@ -81,6 +83,14 @@ def test_suite_has_five_copies_and_a_non_empty_gold(
     for path, rows in zip(suite.paths, suite.gold_rows, strict=True):
         result = execute_sql(suite.gold_sql, path, max_rows=10_000)
         assert result.ok and len(result.rows) == rows
+        # small storage blocks: a copy of two dozen rows a table is not 256 KB a table
+        con = duckdb.connect(path, read_only=True)
+        try:
+            assert con.execute("SELECT block_size FROM pragma_database_size()").fetchone() == (
+                COPY_BLOCK_SIZE,
+            )
+        finally:
+            con.close()
 
 
 @pytest.mark.parametrize("name", CASES)
