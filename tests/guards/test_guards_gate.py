@@ -55,6 +55,25 @@ def test_a_constant_baseline_that_scores_is_flagged(tmp_path: Path) -> None:
     assert constant.mean_reward == 1.0 and not constant.passed and not report.passed
 
 
+class Unique(F.Quiz):
+    """Every answer is its own: no constant can be right, but a guesser scored on the train
+    task whose answer it memorised would be right once per kind (decision 0184)."""
+
+    id = "test/unique"
+
+    def tasks(self) -> wg.TaskSet:
+        tasks = [
+            t.model_copy(update={"answer": f"answer {i}", "id": ""})
+            for i, t in enumerate(F.quiz_tasks())
+        ]
+        return wg.TaskSet([wg.Task(**t.model_dump()) for t in tasks], F.SPLITS)
+
+
+def test_a_train_answer_is_guessed_from_the_other_train_tasks(tmp_path: Path) -> None:
+    report = asyncio.run(run_baselines(Unique(), tmp_path, split="all", names=["constant"]))
+    assert report.result("constant").mean_reward == 0.0
+
+
 def test_thresholds_are_per_environment() -> None:
     class Lenient(F.Quiz):
         baseline_thresholds = {"constant": 0.5, "random": 0.2}
@@ -159,8 +178,10 @@ def test_admission_records_the_quality_rules_and_older_rules_say_so(tmp_path: Pa
     env = Linted()
     out = tmp_path / "check" / "toy"
     report = asyncio.run(check_async(env, out, progress=False, attack=False))
-    assert report.rules == "toy-lint/1"
-    assert read_admissions(tmp_path / "check")[env.content_hash()].rules == "toy-lint/1"
+    assert report.rules == "toy-lint/1, baselines/2"
+    assert (
+        read_admissions(tmp_path / "check")[env.content_hash()].rules == "toy-lint/1, baselines/2"
+    )
     same = require_admitted(env, directory=tmp_path / "check")
     assert same.admitted and same.note == ""
     Linted.quality_rules = "toy-lint/2"  # the rules moved on; the content did not

@@ -48,6 +48,14 @@ class AdmissionRecord(BaseModel):
     rules: str = ""
 
 
+def admission_rules(env: Environment) -> str:
+    """The rules a check judges `env` by: its own quality rules and the baselines' version
+    ("warehouse-lint/4, baselines/2"), so a change to either says so on older admissions."""
+    from workgym.guards.baselines import BASELINE_RULES  # baselines runs evals: imported late
+
+    return ", ".join(r for r in (env.quality_rules, BASELINE_RULES) if r)
+
+
 def rules_note(record: AdmissionRecord, current: str) -> str:
     """One line when `record` was made under other quality rules than `current`, else ""."""
     if record.rules == current:
@@ -121,7 +129,7 @@ def require_admitted(
             env_hash=env.content_hash(),
             admitted=True,
             record=record,
-            note=rules_note(record, env.quality_rules),
+            note=rules_note(record, admission_rules(env)),
         )
     if record is None:
         why = f"has no admission record in {admission_path(directory)}"

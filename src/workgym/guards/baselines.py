@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from workgym.core.tasks import Task
 
 BASELINES = ("null", "constant", "enumerating", "random")
+# The baselines' rules, recorded on every admission: 2 guesses a train task from the other
+# train tasks only (decision 0184; 1 let it score the answer it had memorised).
+BASELINE_RULES = "baselines/2"
 DEFAULT_THRESHOLDS: dict[str, float | None] = {
     "null": 0.05,
     "constant": 0.10,
@@ -59,23 +62,32 @@ def _type(value: Any) -> str:
 
 class TrainAnswers:
     """Answers of the train split, grouped the way a constant guesser would use them: by kind
-    (the family key up to its first '/'), falling back to answers of the same JSON type."""
+    (the family key up to its first '/'), falling back to answers of the same JSON type.
+
+    A train task is guessed from the other train tasks only (leave one out): a guesser scored
+    on the very answer it memorised measures memory, not a shortcut. Before decision 0184 each
+    family of a small warehouse gave the constant baseline one sure win, its own train answer
+    (world_reference: all 5 of its wins, 0 on dev and test), so 48 tasks in 6 families could
+    not pass 0.10 whatever their answers. An answer held by two train tasks still wins both."""
 
     def __init__(self, env: Environment) -> None:
         self.by_kind: dict[str, Counter[str]] = {}
         self.by_type: dict[str, Counter[str]] = {}
         self.values: dict[str, Any] = {}
+        self.own: dict[str, str] = {}  # train task id -> its answer's key
         for task in env.taskset.training_view().split("train"):
             key = canonical_json(task.answer)
             self.values[key] = task.answer
+            self.own[task.id] = key
             self.by_kind.setdefault(task.kind, Counter())[key] += 1
             self.by_type.setdefault(_type(task.answer), Counter())[key] += 1
 
     def pool(self, task: Task) -> Counter[str]:
+        own = Counter({self.own[task.id]: 1}) if task.id in self.own else Counter()
         return (
-            self.by_kind.get(task.kind)
-            or self.by_type.get(_type(task.answer))
-            or sum(self.by_type.values(), Counter())
+            (self.by_kind.get(task.kind, Counter()) - own)
+            or (self.by_type.get(_type(task.answer), Counter()) - own)
+            or (sum(self.by_type.values(), Counter()) - own)
         )
 
     def most_common(self, task: Task) -> Any:

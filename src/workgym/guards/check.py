@@ -30,10 +30,10 @@ from workgym.core.tasks import SPLITS, split_advice
 from workgym.core.verdict import Status, Verdict
 from workgym.core.version import __version__
 from workgym.guards import capabilities
-from workgym.guards.admission import AdmissionRecord, record_admission
+from workgym.guards.admission import AdmissionRecord, admission_rules, record_admission
 from workgym.guards.attack import MAX_TASKS, attack_async
 from workgym.guards.attack_report import AttackReport
-from workgym.guards.baselines import BaselineReport, run_baselines
+from workgym.guards.baselines import BASELINE_RULES, BaselineReport, run_baselines
 from workgym.run.options import EvalOptions
 from workgym.run.runner import eval_async
 
@@ -60,7 +60,7 @@ class CheckReport(BaseModel):
     reused: bool = False  # this report is an earlier check of the same content hash
     thresholds: dict[str, float] = Field(default_factory=dict)  # set by the environment
     threshold_reason: str = ""
-    rules: str = ""  # the environment's quality rules and their version (Environment.quality_rules)
+    rules: str = ""  # the rules it was judged by and their versions (admission.admission_rules)
 
     @property
     def passed(self) -> bool:
@@ -155,7 +155,9 @@ async def _check(
             failures=unstable[:20],
         )
     )
-    baselines = await run_baselines(env, runs, split="all", progress=progress)
+    # under the baselines' version: a run of older guessers is not resumed as if it were theirs
+    version = BASELINE_RULES.replace("/", "-")
+    baselines = await run_baselines(env, runs / version, split="all", progress=progress)
     null_mean = baselines.result("null").mean_reward
     items.append(
         CheckItem(
@@ -228,7 +230,7 @@ async def _check(
         checked_at=datetime.now(UTC).isoformat(timespec="seconds"),
         thresholds=own,
         threshold_reason=capabilities.threshold_reason(env) if own else "",
-        rules=env.quality_rules,
+        rules=admission_rules(env),
     )
     return _record(report, out, directory)
 
@@ -262,7 +264,7 @@ def reusable(
         return None
     if record.passed != earlier.passed:
         return None
-    if earlier.rules != env.quality_rules:
+    if earlier.rules != admission_rules(env):
         return None  # judged by other quality rules: the lint runs again under the current ones
     return earlier
 
