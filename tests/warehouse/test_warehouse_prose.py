@@ -264,21 +264,29 @@ def test_an_acronym_reads_the_same_in_tables_columns_and_references(tmp_path: Pa
     assert lex.column("compound_crs", "vertical_crs_code") == "vertical CRS code"
 
 
-def test_a_flag_reads_set_or_not_set(tmp_path: Path) -> None:
-    """Round 7 judged "legal tender is true" and "the package's essential is true" stilted."""
+def test_a_flag_says_what_it_means_about_its_row(tmp_path: Path) -> None:
+    """Round 7 judged "legal tender is true" stilted, round 9's blind judge "legal tender flag
+    is set": a flag reads as a statement about its row (decision 0184)."""
     card = _card_of(
         tmp_path,
         "CREATE TABLE territory_currency (territory VARCHAR, currency VARCHAR,"
-        " legal_tender BOOLEAN, is_active BOOLEAN);"
-        "INSERT INTO territory_currency SELECT 'T' || i, 'C' || (i % 7), i % 4 <> 0, i % 3 = 0"
-        " FROM range(60) t(i);",
+        " legal_tender BOOLEAN, is_active BOOLEAN, has_notes BOOLEAN);"
+        "INSERT INTO territory_currency SELECT 'T' || i, 'C' || (i % 7), i % 4 <> 0, i % 3 = 0,"
+        " i % 2 = 0 FROM range(60) t(i);",
     )
     lex = Lexicon(card)
     t = "territory_currency"
-    assert lex.condition(t, "legal_tender", "=", True) == "legal tender flag is set"
-    assert lex.condition(t, "legal_tender", "=", False) == "legal tender flag is not set"
-    assert lex.condition(t, "legal_tender", "!=", True) == "legal tender flag is not set"
-    assert lex.condition(t, "is_active", "=", True) == "active flag is set"
+    row = "the territory currency"
+    assert lex.condition(t, "legal_tender", "=", True) == f"{row} is legal tender"
+    assert lex.condition(t, "legal_tender", "=", False) == f"{row} is not legal tender"
+    assert lex.condition(t, "legal_tender", "!=", True) == f"{row} is not legal tender"
+    assert lex.condition(t, "is_active", "=", True) == f"{row} is active"
+    assert lex.condition(t, "has_notes", "=", False) == f"{row} does not have notes"
+    # about a referenced row: the owner is the subject, not a possessive
+    assert lex.condition(t, "legal_tender", "=", True, owner="the currency") == (
+        "the currency is legal tender"
+    )
+    assert lex.condition(t, "currency", "=", "C1", owner="the row") == "the row's currency is 'C1'"
 
 
 def test_number_of_a_count_column_is_said_once(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ TEMPLATES: dict[str, list[str]] = {
         "Compute the {metric} for {rows} for which {conds}.",
         "Among all {rows}, what is the {metric} of those where {conds}?",
         "Considering only {rows} for which {conds}, what is the {metric}?",
-        "Report the {metric} of {rows} satisfying: {conds}.",
+        "Report the {metric} of the {rows} where {conds}.",
     ],
     "F2": [
         "Which {k} {groups} have the highest {metric}{among}?",
@@ -58,14 +58,14 @@ TEMPLATES: dict[str, list[str]] = {
         "From {p1} to {p2}, what was the change in the {metric}{among}?",
     ],
     "F5": [
-        "What percentage of {rows}{among} satisfy: {cond}?",
-        "Among {rows}{among}, what share (in percent) satisfy: {cond}?",
+        "Among {rows}{among}, what percentage are those where {cond}?",
+        "Of all {rows}{among}, what share (in percent) are those for which {cond}?",
         "In percent, how many of the {rows}{among} meet the condition that {cond}?",
         "Compute the proportion, in percent, of {rows}{among} for which {cond}.",
     ],
     "F6": [
         "Which {keys} have no {rows}{where}?",
-        "List the {keys} that do not appear in any of the {rows}{where}.",
+        "List the {keys} used by none of the {rows}{where}.",
         "Find every one of the {keys} that has no {rows}{where}.",
         "For which {keys} are there no {rows}{where}?",
     ],
@@ -97,7 +97,7 @@ COUNT_TEMPLATES: dict[str, list[str]] = {
         "Count the {rows} for which {conds}.",
         "Among all {rows}, how many are there where {conds}?",
         "Considering only {rows} for which {conds}, how many are there?",
-        "How many {rows} satisfy: {conds}?",
+        "What is the number of {rows} where {conds}?",
     ],
     "F3": [
         "How many {rows} are there where {conds}?",
@@ -285,6 +285,12 @@ class Lexicon:
         words = self.column(table, column)
         return words if words.startswith("number of ") else f"number of {words}"
 
+    def total(self, table: str, column: str) -> str:
+        """ "total X" for a sum, said once: Chinook's `invoice.total` is "total", not "total
+        total" (round 10's blind judge)."""
+        what = self.column_with_unit(table, column)
+        return what if what.split(" ")[0] == "total" else f"total {what}"
+
     def column_with_unit(self, table: str, column: str) -> str:
         """The column and its unit: from its comment ("in minutes"), or from a unit its name
         ends in (`installed_size_kib` -> "installed size (in KiB)", not "installed size kib")."""
@@ -324,16 +330,25 @@ class Lexicon:
         text = format_number(value)
         return f"{text} ({label})" if label else text
 
-    def condition(self, table: str, column: str, op: str, value: Any = None) -> str:
-        """One predicate in words, e.g. "carrier is 'UA' (United Air Lines Inc.)"."""
+    def condition(
+        self, table: str, column: str, op: str, value: Any = None, owner: str | None = None
+    ) -> str:
+        """One predicate in words, e.g. "carrier is 'UA' (United Air Lines Inc.)"; with an
+        `owner`, about that row: "the plane's manufacturer is 'BOEING'"."""
+        card = self._tables[table].column(column)
+        if card.family == "boolean" and isinstance(value, bool) and op in ("=", "!="):
+            return _flag(owner or f"the {self.row(table)}", self.column(table, column),
+                         value == (op == "="))  # fmt: skip
+        said = self._condition(table, column, op, value)
+        return f"{owner}'s {said}" if owner else said
+
+    def _condition(self, table: str, column: str, op: str, value: Any = None) -> str:
         name = self.column(table, column)
         if op == "is_null":
             return f"no recorded {name}"
         if op == "not_null":
             return f"a recorded {name}"
         card = self._tables[table].column(column)
-        if card.family == "boolean" and isinstance(value, bool) and op in ("=", "!="):
-            return _flag(name, value == (op == "="))
         unit = unit_of(card)
         suffix = f" {unit}" if unit else ""
         shown = self.value(table, column, value)
@@ -350,16 +365,18 @@ class Lexicon:
         return f"{name} {words[op]} {shown}{suffix}"
 
 
-def _flag(name: str, on: bool) -> str:
-    """A yes/no column as an analyst says it: "the essential flag is set", not "essential is
-    true" (round 7 judged every flag read out as `true`/`false` stilted). It composes like any
-    condition: "the package's essential flag is set"."""
-    words = name.split(" ")
+def _flag(owner: str, name: str, on: bool) -> str:
+    """A yes/no column as an analyst says it, about its row: "the territory currency is legal
+    tender", "the customer is not active" (`is_active`), "the person has children"
+    (`has_children`). Round 7 judged "legal tender is true" stilted, and round 9's blind judge
+    "legal tender flag is set" too: both read the column out instead of saying what it means."""
+    words = [w for w in name.split(" ") if w != "flag"] or ["flagged"]
+    verb = "is"
     if words[0] in ("is", "has") and len(words) > 1:
-        words = words[1:]  # `is_active`: the active flag
-    if words[-1] != "flag":
-        words.append("flag")
-    return f"{' '.join(words)} is {'set' if on else 'not set'}"
+        verb, words = words[0], words[1:]
+    if verb == "has":
+        return f"{owner} {'has' if on else 'does not have'} {' '.join(words)}"
+    return f"{owner} {'is' if on else 'is not'} {' '.join(words)}"
 
 
 # A role word this frequent is English ("origin", "ship", "current"), not an abbreviation

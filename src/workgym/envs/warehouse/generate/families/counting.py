@@ -105,6 +105,7 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 tables=(t.name,),
                 sql=_select(value.copy(), t, where(conds)),
                 nonzero=True,
+                population_sql=_select(value.copy(), t, None),
             )
             continue
         m = measures[i % len(measures)]
@@ -113,7 +114,7 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
             family=FAMILY,
             shape="sum",
             kind=kind,
-            slots=_slots(ctx, t, words, f"total {lex.column_with_unit(t.name, m.name)}"),
+            slots=_slots(ctx, t, words, lex.total(t.name, m.name)),
             tables=(t.name,),
             sql=_select(agg("sum", col(m.name)), t, where(conds)),
             decimals=decimals,
@@ -275,7 +276,7 @@ def _empty(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     ctx,
                     t,
                     [c.words(lex) for c in conds],
-                    f"total {lex.column_with_unit(t.name, m.name)}",
+                    lex.total(t.name, m.name),
                 ),
                 tables=(t.name,),
                 sql=_select(coalesce(total, 0), t, where(conds)),

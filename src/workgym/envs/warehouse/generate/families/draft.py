@@ -60,6 +60,9 @@ class Draft:
     # between 0% and 100% (a total condition, city -> country, asks nothing).
     outer_sql: exp.Expression | None = None
     proper_share: bool = False
+    # A count's population before the question's conditions: a count holding 95% or more of
+    # it (a condition nearly every row meets) or a single row (a lookup) asks nothing.
+    population_sql: exp.Expression | None = None
 
     @property
     def key(self) -> str:

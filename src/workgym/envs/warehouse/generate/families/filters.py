@@ -29,8 +29,10 @@ class Cond:
     def ast(self, alias: str | None = None) -> exp.Expression:
         return compare(col(self.column, alias), self.op, self.value)
 
-    def words(self, lexicon: Lexicon) -> str:
-        return lexicon.condition(self.table, self.column, self.op, self.value)
+    def words(self, lexicon: Lexicon, owner: str | None = None) -> str:
+        """The condition in words; `owner` names the row it is about when that is not the
+        question's own ("the plane's manufacturer is 'BOEING'", "the package is essential")."""
+        return lexicon.condition(self.table, self.column, self.op, self.value, owner=owner)
 
 
 def where(conds: list[Cond], alias: str | None = None) -> exp.Expression | None:

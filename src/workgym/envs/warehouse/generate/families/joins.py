@@ -47,7 +47,7 @@ def _ref_conditions(ctx: Context, ref: TableCard, per_column: int = 3) -> list[C
 def _via(ctx: Context, fk: ForeignKeyCard, cond: Cond) -> str:
     """A condition on the referenced row, as an analyst writes it: "the plane's manufacturer
     is 'BOEING'" (issue 40: not "its tailnum refers to a plane whose ...")."""
-    return f"the {_reached(ctx, fk)}'s {cond.words(ctx.lexicon)}"
+    return cond.words(ctx.lexicon, owner=f"the {_reached(ctx, fk)}")
 
 
 def _reached(ctx: Context, fk: ForeignKeyCard) -> str:
@@ -101,7 +101,15 @@ def _one_hop(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     tables=(t.name, ref.name),
                     sql=q,
                     nonzero=True,
+                    population_sql=_population(t, value, kind),
                 )
+
+
+def _population(t: TableCard, value: exp.Expression, kind: str) -> exp.Expression | None:
+    """The count over every row of `t` (a count's population; an average has none)."""
+    if kind != "integer":
+        return None
+    return exp.select(value.copy()).from_(table(t.name, "t"))
 
 
 def _bridge(ctx: Context, t: TableCard) -> Iterator[Draft]:
@@ -135,6 +143,7 @@ def _bridge(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     tables=tuple(sorted({t.name, ra.name, rb.name})),
                     sql=q,
                     nonzero=True,
+                    population_sql=_population(t, value, kind),
                 )
 
 
@@ -151,7 +160,7 @@ def _chain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 q = q.join(table(r1.name, "r1"), on=_on(f1, "t", "r1"))
                 q = q.join(table(r2.name, "r2"), on=_on(f2, "r1", "r2"))
                 q = q.where(rc.ast("r2"))
-                words = f"the {_reached(ctx, f1)}'s {_reached(ctx, f2)}'s {rc.words(lex)}"
+                words = rc.words(lex, owner=f"the {_reached(ctx, f1)}'s {_reached(ctx, f2)}")
                 yield Draft(
                     family=FAMILY,
                     shape="chain",
@@ -160,6 +169,7 @@ def _chain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     tables=tuple(sorted({t.name, r1.name, r2.name})),
                     sql=q,
                     nonzero=True,
+                    population_sql=_population(t, count_star(), "integer"),
                 )
 
 
@@ -186,8 +196,11 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 used = used.where(fact_cond)
             in_used = exp.In(this=col(fk.ref_columns[0]), query=used.subquery())
             scope = join_conditions([c.words(lex) for c in conds])
-            words = (
-                f"the {lex.row(ref.name)} is used by at least one {lex.row(t.name)} where {scope}"
+            # "items that have at least one store return whose net loss is ...": round 9's
+            # blind judge read "the item is used by at least one store return where ..." as
+            # key-path talk
+            words = f"they have at least one {lex.row(t.name)}" + (
+                f" whose {scope}" if scope else ""
             )
             # Both naive neighbours aggregate over the join instead of over the used rows of ref.
             joined = (
@@ -208,7 +221,7 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     kind=kind,
                     decimals=decimals,
                     slots={
-                        "metric": f"total {lex.column_with_unit(ref.name, m.name)}",
+                        "metric": lex.total(ref.name, m.name),
                         "rows": lex.rows(ref.name),
                         "conds": words,
                     },

@@ -29,7 +29,11 @@ def drafts(ctx: Context) -> Iterator[Draft]:
     linter = Linter(ctx.card)
     items = []
     for t in ctx.card.tables:
+        keys = t.single_keys()
         for c in t.columns:
+            if c.name in keys and c.family == "integer":
+                continue  # a row's own number is no concept: "the demo of each household
+                # demographic" (round 10's blind judge) asked for TPC-DS's hd_demo_sk
             concept = f"the {lex.describe(t.name, c.name)} of each {lex.row(t.name)}"
             unit = unit_of(c)
             if unit and unit not in concept:

@@ -34,11 +34,16 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 from workgym.envs.warehouse.generate.phrasing import article, join_conditions
 from workgym.envs.warehouse.schema.card import KeyCard, TableCard
 from workgym.envs.warehouse.schema.meaning import candidate_key, null_means_current
+from workgym.envs.warehouse.source.duck import qi
 
 FAMILY = "F7"
 # A column NULL in this share of rows or more is optional by design, and its NULLs no defect
 # (decision 0183; rounds 6-7 judged every such F7 task on three warehouses meaningless).
-OPTIONAL_NULL_RATE = 0.75
+OPTIONAL_NULL_RATE = 0.5
+# A category whose values decide a column's NULLs (`_determined_by`): groups this large or
+# larger must be all NULL or never NULL, over a category of at most this many values.
+DETERMINING_GROUP_ROWS = 3
+MAX_DETERMINING_VALUES = 60
 
 
 def drafts(ctx: Context) -> Iterator[Draft]:
@@ -68,6 +73,13 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
             # by code), a language's two-letter code, a plane's speed, a web page's customer, a
             # wind gust. "How many have none" then counts the rule, not a gap.
             ctx.skip(FAMILY, f"{t.name}.{c.name}: NULL in {c.null_rate:.0%} of rows, optional")
+            continue
+        by = _determined_by(ctx, t, c.name)
+        if by is not None:
+            # NULL exactly where another column says it does not apply: Chinook's customer
+            # state is NULL for every customer outside the countries with states (round 10's
+            # blind judge read "customers with no recorded state" as meaningless)
+            ctx.skip(FAMILY, f"{t.name}.{c.name}: NULL exactly for some values of {by}")
             continue
         if c.free_text or c.meaning == "text":
             # an optional comment or description left empty is no data-quality finding
@@ -102,6 +114,29 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
             )
 
 
+def _determined_by(ctx: Context, t: TableCard, column: str) -> str | None:
+    """A category column whose values decide whether `column` is NULL: every group of at least
+    DETERMINING_GROUP_ROWS rows is all NULL or never NULL, with both kinds present. The NULLs
+    are then "does not apply" by design (a state outside countries with states), not gaps."""
+    for d in ctx.view.dims(t):
+        if d.name == column or not 3 <= d.distinct_count <= MAX_DETERMINING_VALUES:
+            continue
+        sql = (
+            f"SELECT count(*), count({qi(column)}) FROM {qi(t.name)} "
+            f"GROUP BY {qi(d.name)} HAVING count(*) >= {DETERMINING_GROUP_ROWS}"
+        )
+        groups = ctx.lookup(sql)
+        kinds = {0 if filled == 0 else 1 if filled == n else -1 for n, filled in groups}
+        if kinds == {0, 1}:
+            return d.name
+    return None
+
+
+def join_words(parts: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
 def _key_tuple(key: KeyCard) -> exp.Expression:
     cols = [col(c) for c in key.columns]
     return cols[0] if len(cols) == 1 else exp.Tuple(expressions=cols)
@@ -115,7 +150,9 @@ def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
         if not candidate_key(t, key.columns, references):
             ctx.skip(FAMILY, f"{t.name} ({', '.join(key.columns)}): repeats, but is no key")
             continue
-        names = ", ".join(key.columns)
+        # the key in words, its raw names only where a reader needs them to tell the columns
+        # apart: "repeat the (alpha 2) of an earlier row" read a column out (round 10)
+        said = join_words([lex.column(t.name, c) for c in key.columns])
         # A filter on one part of a composite key ("duplicates among authority 'EPSG'"); on a
         # one-column key the filter would pick the repeated value itself (answer 1 by design).
         dims = [
@@ -130,8 +167,9 @@ def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 q = exp.select(value).from_(table(t.name))
                 q = q.where(cond) if cond is not None else q
                 quality = (
-                    f"the number of {rows}{_scope(ctx, conds)} that repeat the ({names}) of an "
-                    "earlier row"
+                    f"the number of {rows}{_scope(ctx, conds)} whose {said} "
+                    f"{'repeats that' if len(key.columns) == 1 else 'repeat those'} of an earlier "
+                    f"{lex.row(t.name)}"
                 )
                 shape = "duplicate_rows"
             else:
@@ -141,9 +179,10 @@ def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     exp.GT(this=count_star(), expression=lit(1))
                 )
                 q = exp.select(count_star()).from_(groups.subquery("dups"))
+                what = f"{said} values" if len(key.columns) == 1 else f"{said} combinations"
                 quality = (
-                    f"the number of distinct ({names}) combinations that occur in more than one "
-                    f"of the {rows}{_scope(ctx, conds)}"
+                    f"the number of distinct {what} that occur in more than one of the "
+                    f"{rows}{_scope(ctx, conds)}"
                 )
                 shape = "duplicated_keys"
             yield Draft(

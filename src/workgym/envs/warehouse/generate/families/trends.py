@@ -39,6 +39,10 @@ Period = tuple[int, int]  # (year, month)
 RECORDED_PAIRS = 2  # recorded-count trends per fact table
 YEAR_PRECISION = 0.8  # this share of dates in January: years written as dates, no months
 MAX_PERIODS = 60  # months a table's trends draw their pairs from
+# Rows each compared month must hold (for the question's own filter): round 9's blind judge
+# read "+400% from March to April 1999" on 1 and 5 Debian releases as meaningless, a bucket
+# finer than the data. The investigations' period floor (frame.MIN_PERIOD_ROWS) is the same.
+MIN_MONTH_ROWS = 30
 
 
 def drafts(ctx: Context) -> Iterator[Draft]:
@@ -68,9 +72,35 @@ def _periods(ctx: Context, t: TableCard, cal: Calendar) -> list[Period]:
         ctx.skip(FAMILY, f"{t.name}: {YEAR_PRECISION:.0%}+ of its dates fall in January, "
                  "years written as dates: months would compare placeholders")  # fmt: skip
         return []
+    months = [(y, m, n) for y, m, n in months if n >= MIN_MONTH_ROWS]
     if len(months) < 2:
-        ctx.skip(FAMILY, f"{t.name} covers fewer than two months")
+        ctx.skip(FAMILY, f"{t.name} has fewer than two months of {MIN_MONTH_ROWS} rows or more")
     return [(y, m) for y, m, _ in months[:MAX_PERIODS]]
+
+
+def _supported(
+    ctx: Context,
+    t: TableCard,
+    cal: Calendar,
+    pair: tuple[Period, Period],
+    conds: list[Cond],
+    measure: str | None = None,
+) -> bool:
+    """Both months hold MIN_MONTH_ROWS rows under the question's filter (with a recorded
+    `measure`, for an average); a month passes `_periods` on all its rows."""
+    if not conds and measure is None:
+        return True
+    counted = col(measure) if measure is not None else None
+    counts = [
+        agg_if("count", counted.copy(), _in(cal, p))
+        if counted is not None
+        else count_if(_in(cal, p))
+        for p in pair
+    ]
+    q = cal.select_from(exp.select(*counts), t)
+    w = where(conds)
+    rows = ctx.lookup((q.where(w) if w is not None else q).sql(dialect="duckdb"))
+    return bool(rows) and all(int(n or 0) >= MIN_MONTH_ROWS for n in rows[0])
 
 
 def _pairs(ctx: Context, periods: list[Period], n: int) -> list[tuple[Period, Period]]:
@@ -166,6 +196,8 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
         conds = [conds_pool[i % len(conds_pool)]] if conds_pool and i % 3 else []
         if i % 3 == 1 and measures:
             m = measures[i % len(measures)]
+            if not _supported(ctx, t, cal, (p1, p2), conds, m.name):
+                continue
             metric = f"average {lex.column_with_unit(t.name, m.name)} of {lex.rows(t.name)}"
             sql = _change(ctx, t, cal, p1, p2, ("avg", col(m.name)), conds, False)
             yield _draft(
@@ -182,6 +214,8 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 sql=sql,
                 clauses=dated,
             )
+            continue
+        if not _supported(ctx, t, cal, (p1, p2), conds):
             continue
         pct = i % 4 == 2
         sql = _change(ctx, t, cal, p1, p2, ("count", None), conds, pct)
@@ -222,6 +256,8 @@ def _timezone(ctx: Context, t: TableCard) -> Iterator[Draft]:
     ctx.rng.shuffle(pairs)
     for i, (p1, p2) in enumerate(pairs[:12]):
         conds = [conds_pool[i % len(conds_pool)]] if conds_pool and i % 2 else []
+        if not _supported(ctx, t, cal_local, (p1, p2), conds):
+            continue
         yield _draft(
             ctx,
             t,
