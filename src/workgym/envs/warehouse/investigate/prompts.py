@@ -45,7 +45,8 @@ ANSWER_CLAUSE = """\
 Times are UTC; periods are half-open [start, end). Submit one conclusion with submit_answer:
 {{"kind": "conclusion", "cause_type": ...,
 "predicate": [{{"column": ..., "op": ..., "value": ...}}],
-"window": [start, end], "direction": "up" or "down", "magnitude": relative change (e.g. -0.2),
+"window": [start, end], "direction": "up" or "down", "magnitude": the cause's relative effect on
+the window's value, against what it would have been without the cause (e.g. -0.2),
 "evidence": [{{"sql": a query you ran, "value": a number it returned}}], "prose": "..."}}.
 cause_type is one of: {causes}.
 The predicate selects the affected rows of `{table}` (conditions are AND-ed; columns of `{table}`,

@@ -3,9 +3,9 @@
 One conclusion names one cause: its type from the closed vocabulary (`vocab`, aliases allowed),
 the predicate that selects the affected rows ([{column, op, value}], AND-ed), the window it acted
 in ([start, end) as ISO dates or timestamps, UTC), the direction it moved the metric, its
-magnitude (relative change, e.g. -0.12), and the queries it rests on. Evidence is a query, or a
-query with a number it returned (`{"sql": ..., "value": ...}`); the verifier re-runs every query
-and checks the number. Prose is kept and never scored.
+magnitude (its relative effect on the window's value, e.g. -0.12), and the queries it rests
+on. Evidence is a query, or a query with a number it returned (`{"sql": ..., "value": ...}`);
+the verifier re-runs every query and checks the number. Prose is kept and never scored.
 
 When nothing was planted the conclusion is a single `normal_variation`. Naming several types in
 one conclusion ("duplication, volume_drop", "a or b") is not a vocabulary term and fails: an
