@@ -209,7 +209,7 @@ def spelled_siblings(names: Iterable[list[str]], acronyms: Iterable[str] = ()) -
                     and _abbreviates(short, [full])
                 ):
                     readings.setdefault(short, set()).add(full)
-    return {w: r.pop() for w, r in readings.items() if len(r) == 1 and w not in readings.get(w, ())}
+    return _one_reading(readings)
 
 
 def table_initials(tables: Iterable[TableCard], known: Iterable[str] = ()) -> dict[str, str]:
@@ -222,7 +222,12 @@ def table_initials(tables: Iterable[TableCard], known: Iterable[str] = ()) -> di
         initials = "".join(w[0] for w in words)
         if len(words) >= 3 and count(initials) < RARE_SHORT:
             found.setdefault(initials, set()).add(" ".join(words))
-    return {w: r.pop() for w, r in found.items() if len(r) == 1}
+    return _one_reading(found)
+
+
+def _one_reading(readings: Mapping[str, set[str]]) -> dict[str, str]:
+    """The words the evidence reads one way only (a word with two readings stays as it is)."""
+    return {w: next(iter(r)) for w, r in readings.items() if len(r) == 1}
 
 
 def singular_word(word: str) -> str:
@@ -479,7 +484,7 @@ class Namer:
                     found = expansion(word, evidence)
                     if found is not None and found.lower() != word:
                         readings.setdefault(word, set()).add(found)
-        return {w: r.pop() for w, r in readings.items() if len(r) == 1}
+        return _one_reading(readings)
 
     def table(self, name: str) -> str:
         if name not in self._tables:

@@ -40,7 +40,7 @@ FAMILY = "F7"
 # A column NULL in this share of rows or more is optional by design, and its NULLs no defect
 # (decision 0183; rounds 6-7 judged every such F7 task on three warehouses meaningless).
 OPTIONAL_NULL_RATE = 0.5
-# A category whose values decide a column's NULLs (`_determined_by`): groups this large or
+# A category whose values decide a column's NULLs (`_decided_nulls`): groups this large or
 # larger must be all NULL or never NULL, over a category of at most this many values.
 DETERMINING_GROUP_ROWS = 3
 MAX_DETERMINING_VALUES = 60
@@ -64,6 +64,7 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
     self_refs = {
         c for f in ctx.card.foreign_keys if f.table == f.ref_table == t.name for c in f.columns
     }
+    decided = _decided_nulls(ctx, t, [c.name for c in ctx.view.nullable(t)])
     for c in ctx.view.nullable(t):
         if null_means_current(t, c.name, self_refs):
             ctx.skip(FAMILY, f"{t.name}.{c.name}: NULL means current or top, not missing")
@@ -74,7 +75,7 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
             # wind gust. "How many have none" then counts the rule, not a gap.
             ctx.skip(FAMILY, f"{t.name}.{c.name}: NULL in {c.null_rate:.0%} of rows, optional")
             continue
-        by = _determined_by(ctx, t, c.name)
+        by = decided.get(c.name)
         if by is not None:
             # NULL exactly where another column says it does not apply: Chinook's customer
             # state is NULL for every customer outside the countries with states (round 10's
@@ -114,27 +115,26 @@ def _nulls(ctx: Context, t: TableCard) -> Iterator[Draft]:
             )
 
 
-def _determined_by(ctx: Context, t: TableCard, column: str) -> str | None:
-    """A category column whose values decide whether `column` is NULL: every group of at least
-    DETERMINING_GROUP_ROWS rows is all NULL or never NULL, with both kinds present. The NULLs
-    are then "does not apply" by design (a state outside countries with states), not gaps."""
+def _decided_nulls(ctx: Context, t: TableCard, columns: list[str]) -> dict[str, str]:
+    """Columns of `columns` whose NULLs a category decides, each with that category: every
+    group of at least DETERMINING_GROUP_ROWS rows is all NULL or never NULL, with both kinds
+    present. The NULLs are then "does not apply" by design (a state outside countries with
+    states), not gaps. One grouped scan per category counts every column at once."""
+    found: dict[str, str] = {}
     for d in ctx.view.dims(t):
-        if d.name == column or not 3 <= d.distinct_count <= MAX_DETERMINING_VALUES:
+        rest = [c for c in columns if c not in found and c != d.name]
+        if not rest or not 3 <= d.distinct_count <= MAX_DETERMINING_VALUES:
             continue
-        sql = (
-            f"SELECT count(*), count({qi(column)}) FROM {qi(t.name)} "
+        counts = ", ".join(f"count({qi(c)})" for c in rest)
+        groups = ctx.lookup(
+            f"SELECT count(*), {counts} FROM {qi(t.name)} "
             f"GROUP BY {qi(d.name)} HAVING count(*) >= {DETERMINING_GROUP_ROWS}"
         )
-        groups = ctx.lookup(sql)
-        kinds = {0 if filled == 0 else 1 if filled == n else -1 for n, filled in groups}
-        if kinds == {0, 1}:
-            return d.name
-    return None
-
-
-def join_words(parts: list[str]) -> str:
-    """ "a", "a and b", "a, b and c"."""
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+        for i, c in enumerate(rest, start=1):
+            kinds = {0 if g[i] == 0 else 1 if g[i] == g[0] else -1 for g in groups}
+            if kinds == {0, 1}:
+                found[c] = d.name
+    return found
 
 
 def _key_tuple(key: KeyCard) -> exp.Expression:
@@ -152,7 +152,7 @@ def _duplicates(ctx: Context, t: TableCard) -> Iterator[Draft]:
             continue
         # the key in words, its raw names only where a reader needs them to tell the columns
         # apart: "repeat the (alpha 2) of an earlier row" read a column out (round 10)
-        said = join_words([lex.column(t.name, c) for c in key.columns])
+        said = join_conditions([lex.column(t.name, c) for c in key.columns])
         # A filter on one part of a composite key ("duplicates among authority 'EPSG'"); on a
         # one-column key the filter would pick the repeated value itself (answer 1 by design).
         dims = [
