@@ -250,13 +250,20 @@ def main() -> None:
         help=f"the {PACKAGE}-{VERSION}.tar.gz that pip downloaded (default: OUT/dl/)",
     )
     args = parser.parse_args()
-    sdist = args.sdist or args.out / "dl" / f"{PACKAGE}-{VERSION}.tar.gz"
-    if not sdist.exists():
+    name = f"{PACKAGE}-{VERSION}.tar.gz"
+    sdist = args.sdist or args.out / "dl" / name
+    if not sdist.is_file():
         raise SystemExit(
             f"{sdist} is missing: pip download --no-deps --no-binary :all: "
-            f"-d {sdist.parent} {PACKAGE}=={VERSION}"
+            f"-d {sdist.parent} {PACKAGE}=={VERSION} (it arrives as {sdist.parent / name})"
         )
-    target, prov, counts = build(sdist, args.out)
+    try:
+        target, prov, counts = build(sdist, args.out)
+    except (tarfile.TarError, KeyError, json.JSONDecodeError) as err:
+        raise SystemExit(
+            f"{sdist} is not the {PACKAGE} {VERSION} sdist ({err}); download it again with "
+            f"pip download --no-deps --no-binary :all: -d DIR {PACKAGE}=={VERSION}"
+        ) from None
     print(f"## {NAME} -> {target}")
     print(f"  source: {prov.package}")
     for label, digest in prov.files.items():
