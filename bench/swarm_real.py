@@ -2,18 +2,23 @@
 
     python bench/swarm_real.py --base-url http://127.0.0.1:8000/v1 --model qwen2.5-7b-instruct \
         [--swarm attempts|roles] [--n 5] [--select vote|judge] [--env workgym/toy-shop] \
-        [--split test] [--epochs 1] [--ks 2,4] [--no-train] [--out runs/swarm-real]
+        [--split test] [--epochs 1] [--ks 2,4] [--no-train] [--out runs/swarm-real] \
+        [--learner reflect|bootstrap] [--attempts-temperature 0.7]
 
 The question (shared/design/PLAYBOOK.md, Swarms): does a trained swarm beat the untrained swarm,
 and does it beat one trained agent once its cost is counted?
 
-1. Train (unless --no-train) one playbook for the single agent and one for the swarm (a section
-   per role for a role swarm) with `workgym train playbook`: train split, dev selects, test sealed.
+1. Train (unless --no-train) one playbook for the single agent and one for the swarm with the
+   same learner and settings: train split, dev selects, test sealed. `--learner reflect` (a
+   reflector's lessons, a section per role for a role swarm) or `--learner bootstrap` (worked
+   examples from each one's own verified train successes, in a section every member reads).
 2. Held out (--split, default test), K epochs, same seeds for every arm: the single agent, the
    single agent as self-consistency with k attempts (--ks: the baseline's cost line), the swarm,
    and the single agent given the swarm's measured budget per task plus one attempt's cost
    (Attempts with budget_tokens=B, vote: the line's point at or above the swarm's cost, so the
-   matched-cost comparison can interpolate) — untrained, and trained when trained.
+   matched-cost comparison can interpolate) — untrained, and trained when trained. The voting
+   arms sample at --attempts-temperature (default: --temperature), since votes over greedy
+   replies are one reply paid k times.
 3. `workgym compare` on each question: reward at matched cost and cost at matched reward with
    paired 95% CIs, printed, with compare.json and compare.png per question, and
    swarm_study.json with the answers.
@@ -47,6 +52,9 @@ from workgym.swarm import Attempts, Roles, Team
 from workgym.swarm.compare import Comparison, compare
 from workgym.swarm.frontier import frontier_png
 from workgym.train.playbook.api import resolve_reflector, train_playbook_async
+from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
+from workgym.train.playbook.bootstrap.learner import bootstrap_playbook_async
+from workgym.train.playbook.config import LEARNERS
 from workgym.train.playbook.entries import DEFAULT_SECTIONS
 
 sys.path.append(str(Path(__file__).resolve().parent))  # for _common when loaded by path
@@ -66,8 +74,27 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ks", default="2,4", help="self-consistency sizes for the baseline line")
     p.add_argument("--max-attempts", type=int, default=32, help="cap of the budget baseline")
     p.add_argument("--temperature", type=float, default=0.7, help="every agent's sampling")
+    p.add_argument(
+        "--attempts-temperature",
+        type=float,
+        default=None,
+        help="the voting arms' sampling (self-consistency, the budget arm); default --temperature",
+    )
     p.add_argument("--max-tokens", type=int, default=None, help="per model call")
     p.add_argument("--no-train", action="store_true", help="compare untrained agents only")
+    p.add_argument(
+        "--learner",
+        choices=LEARNERS,
+        default="reflect",
+        help="reflect: a reflector's lessons; bootstrap: worked examples from verified successes",
+    )
+    p.add_argument("--train-tasks", type=int, default=16, help="bootstrap: train tasks sampled")
+    p.add_argument("--samples", type=int, default=3, help="bootstrap: episodes per train task")
+    p.add_argument("--max-candidates", type=int, default=8, help="bootstrap: examples to search")
+    p.add_argument("--max-examples", type=int, default=4, help="bootstrap: examples kept at most")
+    p.add_argument(
+        "--train-temperature", type=float, default=0.7, help="bootstrap: sampling on train tasks"
+    )
     add_training_args(p, max_epochs=2, group_size=4, batch_size=6, dev_k=2, gate_tasks=6)
     p.add_argument("--tolerance", type=float, default=0.10, help="matched-cost tolerance")
     p.add_argument("--margin", type=float, default=0.05, help="matched-reward margin")
@@ -93,11 +120,13 @@ async def train(
     env: Environment,
     who: Model | Team,
     out: Path,
-    reflector: Model,
+    reflector: Model | None,
     sections: tuple[str, ...],
     args: argparse.Namespace,
     console: Console,
 ) -> str | None:
+    if reflector is None:  # --learner bootstrap
+        return await bootstrap(env, who, out, args, console)
     cfg = train_config(args, temperature=args.temperature, sections=sections)
     result = await train_playbook_async(env, who, out=out, reflector=reflector, config=cfg)
     console.print(
@@ -107,6 +136,41 @@ async def train(
         highlight=False,
     )
     return result.playbook.render() or None
+
+
+async def bootstrap(
+    env: Environment, who: Model | Team, out: Path, args: argparse.Namespace, console: Console
+) -> str | None:
+    """The bootstrap learner with one config for every arm it trains: train at
+    --train-temperature, the dev search at --temperature (the held-out arms' sampling)."""
+    cfg = BootstrapConfig(
+        seed=args.seed,
+        temperature=args.train_temperature,
+        samples=args.samples,
+        train_tasks=args.train_tasks,
+        max_candidates=args.max_candidates,
+        max_examples=args.max_examples,
+        dev_temperature=args.temperature,
+        dev_k=args.dev_k,
+        max_tokens=args.max_tokens,
+        budget_tokens=args.budget_tokens,
+        concurrency=args.concurrency,
+    )
+    n_train, n_dev = len(env.taskset.split("train")), len(env.taskset.split("dev"))
+    console.print(
+        f"{who.name}: at most {cfg.episode_cap(n_train, n_dev)} learner episodes (stated before "
+        "the run)",
+        highlight=False,
+    )
+    result = await bootstrap_playbook_async(env, who, out=out, config=cfg)
+    console.print(
+        f"{who.name}: {result.verified} of {result.episodes} train episodes verified; "
+        f"{len(result.chosen)} worked examples chosen; dev {result.baseline.reward:.3f} -> "
+        f"{result.learned.reward:.3f} (optimistic: dev chose it); {result.training_tokens:,} "
+        f"training tokens; playbook {result.playbook_path}",
+        highlight=False,
+    )
+    return Path(result.playbook_path).read_text(encoding="utf-8") if result.chosen else None
 
 
 async def held_out(name: str, policy: Policy, args: argparse.Namespace) -> Run:
@@ -156,12 +220,16 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     env = args.env_obj = load(args.env)
     agent = get_model(openai_name(args.model), base_url=args.base_url, api_key=args.api_key)
     assert isinstance(agent, Model)
-    reflector = resolve_reflector(
-        openai_name(args.reflector_model or args.model),
-        base_url=args.base_url,
-        api_key=args.api_key,
-    )
+    reflector = None
+    if args.learner == "reflect":  # the bootstrap learner asks no reflector: none is loaded
+        reflector = resolve_reflector(
+            openai_name(args.reflector_model or args.model),
+            base_url=args.base_url,
+            api_key=args.api_key,
+        )
     sampling = Sampling(temperature=args.temperature, max_tokens=args.max_tokens)
+    t_vote = args.temperature if args.attempts_temperature is None else args.attempts_temperature
+    voting = Sampling(temperature=t_vote, max_tokens=args.max_tokens)
     team = make_team(agent, args)
     playbooks: dict[str, str | None] = {}
     if not args.no_train:
@@ -186,7 +254,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         for k in ks:
             runs[f"single{suffix}-sc{k}"] = await held_out(
                 f"single{suffix}-sc{k}",
-                Attempts(agent, n=k).policy(playbook=pb_single, sampling=sampling),
+                Attempts(agent, n=k).policy(playbook=pb_single, sampling=voting),
                 args,
             )
         runs[f"swarm{suffix}"] = await held_out(
@@ -199,7 +267,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         budget = max(1, round(swarm_cost + tokens_per_task(runs[f"single{suffix}"])))
         matched = Attempts(agent, n=args.max_attempts, budget_tokens=budget)
         runs[f"single{suffix}@swarm"] = await held_out(
-            f"single{suffix}@swarm", matched.policy(playbook=pb_single, sampling=sampling), args
+            f"single{suffix}@swarm", matched.policy(playbook=pb_single, sampling=voting), args
         )
     console.rule("3. comparisons at equal cost")
     answers: dict[str, Any] = {}
@@ -240,6 +308,9 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         "swarm": team.describe(),
         "split": args.split,
         "epochs": args.epochs,
+        "learner": None if args.no_train else args.learner,
+        "temperature": args.temperature,
+        "attempts_temperature": t_vote,
         "runs": {name: str(r.path) for name, r in runs.items()},
         "playbooks": playbooks,
         "answers": answers,

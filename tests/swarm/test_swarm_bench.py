@@ -135,3 +135,44 @@ def test_bench_runs_a_role_swarm_untrained(tmp_path: Path) -> None:
     assert checker_calls  # one review per submission, over HTTP
     line = json.loads((Path(study["runs"]["swarm"]) / "episodes.jsonl").read_text().splitlines()[0])
     assert [a["role"] for a in line["team"]["agents"]] == ["planner", "executor", "checker"]
+
+
+def test_bench_trains_both_arms_with_the_bootstrap_learner_and_votes_at_its_own_temperature(
+    tmp_path: Path,
+) -> None:
+    """`--learner bootstrap` trains the single agent and the role swarm with one learner and one
+    config (claim 4: "trained the same way"); the voting arms sample at --attempts-temperature
+    while the single agent and the swarm play at --temperature."""
+    bench = load_bench()
+    with SwarmServer() as server:
+        code = bench.main(
+            [
+                *("--base-url", server.base_url, *COMMON),
+                *("--swarm", "roles", "--learner", "bootstrap", "--out", str(tmp_path)),
+                *("--temperature", "0", "--attempts-temperature", "0.9"),
+                *("--train-tasks", "4", "--samples", "1", "--max-candidates", "1"),
+                *("--max-examples", "1", "--dev-k", "1"),
+            ]
+        )
+        requests = list(server.requests)
+    assert code == 0
+    study = json.loads((tmp_path / "swarm_study.json").read_text())
+    assert study["learner"] == "bootstrap"
+    assert (study["temperature"], study["attempts_temperature"]) == (0.0, 0.9)
+    for who in ("single", "swarm"):
+        learned = json.loads((tmp_path / "train" / who / "bootstrap.json").read_text())
+        assert learned["config"]["train_tasks"] == 4 and learned["episodes"] == 4
+    swarm_model = json.loads((tmp_path / "train" / "swarm" / "bootstrap.json").read_text())
+    assert swarm_model["model"].startswith("swarm/planner+executor+checker:")
+    reflector = [r for r in requests if "# Current playbook" in r["messages"][-1]["content"]]
+    assert not reflector  # the bootstrap learner asks no reflector
+
+    def temperatures(run: str) -> set[float]:
+        spec = json.loads((Path(run) / "run.json").read_text())
+        return {spec["policy"]["sampling"]["temperature"]}
+
+    runs = study["runs"]
+    for name in ("single", "swarm", "single+pb", "swarm+pb"):
+        assert temperatures(runs[name]) == {0.0}
+    for name in ("single-sc2", "single@swarm", "single+pb-sc2", "single+pb@swarm"):
+        assert temperatures(runs[name]) == {0.9}

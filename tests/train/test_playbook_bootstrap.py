@@ -25,6 +25,8 @@ from workgym.core.tasks import Task
 from workgym.core.tools import ToolResult, ToolSpec
 from workgym.core.verdict import Verdict
 from workgym.envs.toy_examples.env import KINDS, ToyExamples, ToyExamplesAgent, example_mark
+from workgym.swarm import Roles
+from workgym.swarm.sections import role_view
 from workgym.testing.scripted import DOUBLES
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
@@ -115,6 +117,23 @@ def test_a_seeded_subset_of_dev_tasks_is_searched_on_and_counted_in_the_cap(
     assert BootstrapConfig(dev_tasks=50).episode_cap(24, 12) == full
     assert "dev_tasks" not in BootstrapConfig().identity()
     assert cfg.identity()["dev_tasks"] == 5
+
+
+def test_a_role_team_learns_worked_examples_that_every_member_reads(tmp_path: Path) -> None:
+    """A team trains with the same learner (claim 4's "trained the same way"): its own verified
+    episodes (the executor's calls) become the examples, and each role's view of the playbook
+    holds them, so the executor, which the double is, can copy them."""
+    team = Roles(ToyExamplesAgent())
+    result = bootstrap_playbook(ToyExamples(), team, out=tmp_path)
+    assert result.model == team.name
+    assert set(per_kind(result, result.baseline.task_means).values()) == {0.0}
+    assert per_kind(result, result.learned.task_means) == dict.fromkeys(KINDS, 1.0)
+    text = Path(result.playbook_path).read_text()
+    for role in team.roles:
+        view = role_view(text, role, team.roles) or ""
+        assert all(e.text in view for e in result.chosen)
+    runs = [json.loads(p.read_text()) for p in (tmp_path / "episodes").glob("*/run.json")]
+    assert runs and all(r["policy"]["team"]["kind"] == "roles" for r in runs)
 
 
 # -- the leakage lint for worked examples ---------------------------------------------------------

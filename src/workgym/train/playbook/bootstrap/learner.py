@@ -28,10 +28,10 @@ from pydantic import BaseModel, ConfigDict
 from workgym.core.environment import Environment
 from workgym.core.errors import ConfigError
 from workgym.core.loading import load
-from workgym.core.model import Model, Sampling
-from workgym.core.task_aware import TaskAwareModel
+from workgym.core.model import Sampling
 from workgym.core.tasks import Task
 from workgym.models import get_model
+from workgym.run.policy import Agent, MakesPolicy
 from workgym.train.playbook.bootstrap.bootstrap_config import BootstrapConfig
 from workgym.train.playbook.bootstrap.example_lint import ExampleLint, HeldOut
 from workgym.train.playbook.bootstrap.examples import SECTION, WorkedExample, render, verified
@@ -86,12 +86,16 @@ class BootstrapResult(BaseModel):
 
 
 class BootstrapLearner:
-    """One bootstrap run over an environment (sealed here) and a frozen agent."""
+    """One bootstrap run over an environment (sealed here) and a frozen agent.
+
+    The agent may be a team (`workgym.swarm.Roles`): its verified episodes are the lead's
+    conversation, so a worked example shows the calls that solved the task, and the examples go
+    in a shared section that every member reads (`workgym.swarm.sections`)."""
 
     def __init__(
         self,
         env: Environment,
-        model: Model | TaskAwareModel,
+        model: Agent,
         *,
         out: str | Path,
         config: BootstrapConfig | None = None,
@@ -304,7 +308,7 @@ class BootstrapLearner:
 
 async def bootstrap_playbook_async(
     env: Environment | str | Path,
-    model: Model | TaskAwareModel | str,
+    model: Agent | str,
     *,
     out: str | Path,
     config: BootstrapConfig | None = None,
@@ -313,9 +317,13 @@ async def bootstrap_playbook_async(
     api_key: str | None = None,
 ) -> BootstrapResult:
     """Learn a playbook of worked examples for `model` on `env` (train bootstraps, dev selects,
-    test stays sealed). Any model works: openai/<model> with `base_url`, hf/<path>, scripted/."""
+    test stays sealed). Any model works: openai/<model> with `base_url`, hf/<path>, scripted/;
+    so does a team of them (`workgym.swarm.Roles`)."""
     environment = env if isinstance(env, Environment) else load(env)
-    agent = get_model(model, base_url=base_url, api_key=api_key)
+    if isinstance(model, MakesPolicy):
+        agent: Agent = model
+    else:
+        agent = get_model(model, base_url=base_url, api_key=api_key)
     learner = BootstrapLearner(
         environment, agent, out=out, config=config, seed_playbook=seed_playbook
     )
