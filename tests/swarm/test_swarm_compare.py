@@ -172,3 +172,46 @@ def test_matched_reward_is_where_the_line_first_reaches_it_from_the_cheap_end() 
     matched = at_reward(swarm, rising, None, margin=0.05)
     assert matched.interpolated and matched.reference == "a ↔ b (w=0.50)"
     assert matched.reference_value == pytest.approx(2000)
+
+
+def test_matched_cost_reads_the_lines_envelope_not_a_run_that_cost_more_and_scored_less() -> None:
+    """Claim 4's trained line (decision 0186): one trained agent 0.33 at 1,495 tokens, voting
+    at temperature 0.7 worse and dearer (0.12 at 2,472 and 3,438). A baseline with the swarm's
+    2,170 tokens would play once greedily, so the swarm is matched against that run, not
+    against the interpolation onto the falling segment (which read 0.19 and called the swarm
+    better)."""
+    from workgym.swarm.compare import at_cost, frontier
+
+    single = _point("single", [1.0] * 8 + [0.0] * 16, 1495)
+    budget = _point("budget", [1.0] * 3 + [0.0] * 21, 2472)
+    sc2 = _point("sc2", [1.0] * 4 + [0.0] * 20, 3438)
+    swarm = _point("swarm", [1.0] * 12 + [0.0] * 12, 2170, baseline=False)
+    line = [single, budget, sc2]
+    assert frontier(line) == [single]
+    matched = at_cost(swarm, line, None, tolerance=0.10)
+    assert matched.available and not matched.interpolated
+    assert matched.reference.startswith("single (the line's best at this cost; budget, sc2")
+    assert matched.reference_value == pytest.approx(8 / 24)
+    assert matched.diff is not None and matched.diff.diff == pytest.approx(4 / 24)
+    assert matched.ratio == pytest.approx(2170 / 1495)
+    # a target dearer than every measured run is still not priced
+    dear = _point("dear", [1.0] * 12 + [0.0] * 12, 4000, baseline=False)
+    assert not at_cost(dear, line, None, tolerance=0.10).available
+
+
+def test_the_envelope_mixes_two_settings_where_that_beats_the_one_between_them() -> None:
+    """A run below the segment joining its neighbours is left out: mixing them task by task
+    reaches more at its cost. A rising, concave line is kept whole."""
+    from workgym.swarm.compare import at_cost, frontier
+
+    a = _point("a", [1, 0, 0, 0, 0, 0, 0, 0, 0, 0], 1000)
+    b = _point("b", [1, 0, 0, 0, 0, 0, 0, 0, 0, 0], 1500)  # dominated by a
+    c = _point("c", [1, 1, 0, 0, 0, 0, 0, 0, 0, 0], 2000)  # below the a-d segment
+    d = _point("d", [1, 1, 1, 1, 1, 0, 0, 0, 0, 0], 3000)
+    assert frontier([a, b, c, d]) == [a, d]
+    target = _point("t", [1, 1, 1, 0, 0, 0, 0, 0, 0, 0], 2000, baseline=False)
+    matched = at_cost(target, [a, b, c, d], None, tolerance=0.05)
+    assert matched.interpolated and matched.reference == "a ↔ d (w=0.50)"
+    assert matched.reference_value == pytest.approx(0.3)
+    concave = [a, _point("e", [1, 1, 1, 1, 0, 0, 0, 0, 0, 0], 2000), d]
+    assert frontier(concave) == concave

@@ -37,3 +37,18 @@ def test_each_member_of_the_roles_swarm_counts_its_own_prompt_and_completion_tok
     executor_rec = next(a for a in ep.team.agents if a.role == "executor")
     assert planner_rec.usage.completion_tokens > 30
     assert executor_rec.usage.prompt_tokens > planner_rec.usage.completion_tokens
+
+
+def test_the_checkers_reply_is_an_objection_when_it_says_revise_or_opens_with_revision() -> None:
+    """The 0.5B checker of claim 4 wrote "REVISION: ..." for "REVISE: ..."; those replies passed
+    as approvals (decision 0186). A "revision" inside a sentence is still no objection."""
+    from workgym.swarm.roles import objection
+
+    assert objection("REVISE: check the price once more.") == "check the price once more."
+    assert objection("The answer is wrong. revise: look again") == "look again"
+    wrong = "REVISION: The proposed final answer is incorrect."
+    assert objection(wrong) == "The proposed final answer is incorrect."
+    assert objection("**REVISION**: use the tool") == "use the tool"
+    assert objection("APPROVE") is None
+    assert objection("APPROVE. The work needs no revision.") is None
+    assert objection("REVISE") == "the checker gave no reason."

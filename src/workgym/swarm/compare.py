@@ -5,9 +5,14 @@ got the same budget. So every run is compared with a *baseline line*: one or mor
 baseline (typically the single agent given several budgets, as self-consistency or best-of-k via
 `Attempts(..., budget_tokens=B)`), ordered by cost.
 
-- Reward at matched cost: the baseline's reward at the target's tokens per task — a baseline run
-  whose cost is within `tolerance` of it, or the per-item linear interpolation between the two
-  baseline runs whose costs bracket it. Paired difference in reward over the common items.
+- Reward at matched cost: the most the baseline reaches with the target's tokens per task, read
+  off the line's upper concave envelope (`frontier`): a baseline given a budget may spend less
+  of it, or mix two of its settings task by task, so a run that costs more and scores less than
+  another (more attempts voting worse) is not what the baseline would buy (decision 0186). On
+  the envelope: a run whose cost is within `tolerance` of the target's, or the per-item linear
+  interpolation between the two runs whose costs bracket it, or, when the target costs more
+  than the envelope's dearest run but the line was measured out to its cost, that dearest run.
+  Paired difference in reward over the common items.
 - Cost at matched reward: the baseline's tokens at the target's mean reward — walking the line
   from its cheapest run, the interpolation onto the first run that reaches it from the run
   before, or the cheapest run when it is within `margin` of it (or, when no run reaches it, the
@@ -15,7 +20,7 @@ baseline (typically the single agent given several budgets, as self-consistency 
 
 Items are the unit (a task's epochs are averaged first); rewards are counted as in the
 certificate (errors, limit hits, verifier errors and flagged successes are 0); intervals are
-two-sided 95% paired t intervals, cluster-robust over task families (workgym.stats.tests).
+two-sided 95%: exact or bounded-score for rewards, paired t for tokens (`points.paired`).
 An interpolated baseline treats its weight as fixed: its interval leaves out the uncertainty of
 where the crossing lies, which the output says.
 """
@@ -98,19 +103,49 @@ def _pairs(line: list[RunData]) -> list[tuple[RunData, RunData]]:
     return list(pairwise(line))
 
 
+def _on_or_below(a: RunData, b: RunData, c: RunData) -> bool:
+    """Whether b lies on or below the segment from a to c (costs a < b < c)."""
+    ax, bx, cx = a.cost.tokens, b.cost.tokens, c.cost.tokens
+    ay, by, cy = a.cost.reward, b.cost.reward, c.cost.reward
+    return (by - ay) * (cx - ax) <= (cy - ay) * (bx - ax)
+
+
+def frontier(line: list[RunData]) -> list[RunData]:
+    """The line's upper concave envelope, cheapest first: the runs a baseline with a budget
+    would use. A run is left out when a cheaper one scores at least as much (it is dominated) or
+    when mixing two others task by task reaches more at its cost."""
+    hull: list[RunData] = []
+    for run in line:  # sorted by cost
+        if hull and run.cost.reward <= hull[-1].cost.reward:
+            continue  # costs at least as much and scores no more
+        while hull and hull[-1].cost.tokens >= run.cost.tokens:
+            hull.pop()  # same cost, less reward
+        while len(hull) >= 2 and _on_or_below(hull[-2], hull[-1], run):
+            hull.pop()
+        hull.append(run)
+    return hull
+
+
 def at_cost(
     target: RunData, line: list[RunData], clusters: list[str] | None, tolerance: float
 ) -> Matched:
     """The target's reward against the baseline's reward at the target's cost."""
     c = target.cost.tokens
     name = target.cost.label
-    near = [r for r in line if c > 0 and abs(r.cost.tokens / c - 1.0) <= tolerance]
+    hull = frontier(line)
+    near = [r for r in hull if c > 0 and abs(r.cost.tokens / c - 1.0) <= tolerance]
     ref: npt.NDArray[np.float64] | None = None
+    top = hull[-1]
     if near:
         best = min(near, key=lambda r: abs(r.cost.tokens - c))
         ref, label, ref_tokens, interp = best.reward, best.cost.label, best.cost.tokens, False
+    elif c > top.cost.tokens and line[-1].cost.tokens >= c * (1 - tolerance):
+        # Measured out to the target's cost, and spending more than `top` bought no reward.
+        dearer = ", ".join(r.cost.label for r in line if r.cost.tokens > top.cost.tokens)
+        ref, ref_tokens, interp = top.reward, top.cost.tokens, False
+        label = f"{top.cost.label} (the line's best at this cost; {dearer} cost more, scored less)"
     else:
-        for lo, hi in _pairs(line):
+        for lo, hi in _pairs(hull):
             if lo.cost.tokens <= c <= hi.cost.tokens and hi.cost.tokens > lo.cost.tokens:
                 w = (c - lo.cost.tokens) / (hi.cost.tokens - lo.cost.tokens)
                 ref = (1 - w) * lo.reward + w * hi.reward

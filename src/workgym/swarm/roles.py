@@ -55,11 +55,22 @@ PROMPTS = {
         "APPROVE. Otherwise reply REVISE: <what is wrong and what to check>."
     ),
 }
-REVISE = re.compile(r"\bREVISE\b\s*:?\s*", re.IGNORECASE)
+# "REVISE" anywhere, or a reply that opens with "REVISION:" (what a 0.5B checker writes for
+# "REVISE:"; claim 4's run passed 19 of them as approvals, decision 0186). "no revision" inside
+# a sentence is not an objection.
+REVISE = re.compile(r"\bREVISE\b\s*:?\s*|^\W*REVISION\b\W*", re.IGNORECASE | re.MULTILINE)
 MAX_WORK_CHARS = 6000
 
 
 Review = Callable[[ToolCall], Awaitable[str | None]]
+
+
+def objection(reply: str) -> str | None:
+    """What the checker's reply asks the executor to fix, or None when it approves."""
+    found = REVISE.search(reply)
+    if found is None:
+        return None
+    return reply[found.end() :].strip()[:600] or "the checker gave no reason."
 
 
 class ReviewedToolkit(Toolkit):
@@ -260,11 +271,7 @@ class Roles(Team):
                     return None
                 conversation_usage(checker_usage, messages, reply)
                 checker_log.extend([ask, reply.message])
-                text = reply.message.content
-                found = REVISE.search(text)
-                if found is None:
-                    return None
-                return text[found.end() :].strip()[:600] or "the checker gave no reason."
+                return objection(reply.message.content)
 
             driver.toolkit = ReviewedToolkit(driver.toolkit, review)
         await drive(
