@@ -35,6 +35,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 from rich.console import Console
@@ -48,6 +49,7 @@ from workgym.models import get_model
 from workgym.run.options import EvalOptions
 from workgym.run.policy import Policy
 from workgym.run.runner import Run, eval_async
+from workgym.stats.proportions import clopper_pearson
 from workgym.swarm import Attempts, Roles, Team
 from workgym.swarm.compare import Comparison, compare
 from workgym.swarm.frontier import frontier_png
@@ -189,6 +191,37 @@ async def held_out(name: str, policy: Policy, args: argparse.Namespace) -> Run:
     )
 
 
+def arm_rows(runs: dict[str, Run]) -> list[dict[str, Any]]:
+    """Per arm: tasks solved of n with the exact 95% interval (a task's epochs averaged, a task
+    solved when its mean is 1, as `compare` counts binary rewards), tokens per task, and tasks
+    solved by the family's first part (toy-examples' rule kind)."""
+    rows = []
+    for name, run in runs.items():
+        wins: dict[str, list[float]] = {}
+        kind: dict[str, str] = {}
+        for ep in run.episodes():
+            wins.setdefault(ep.task_id, []).append(1.0 if ep.success else 0.0)
+            kind[ep.task_id] = ep.family.split("/")[0]
+        solved = {t for t, w in wins.items() if fmean(w) == 1.0}
+        ci = clopper_pearson(len(solved), len(wins))
+        by_kind = {
+            k: f"{sum(1 for t in wins if kind[t] == k and t in solved)}/"
+            f"{sum(1 for t in wins if kind[t] == k)}"
+            for k in sorted(set(kind.values()))
+        }
+        rows.append(
+            {
+                "arm": name,
+                "solved": len(solved),
+                "n": len(wins),
+                "ci": [round(ci.lower, 3), round(ci.upper, 3)],
+                "tokens_per_task": round(tokens_per_task(run)),
+                "by_kind": by_kind,
+            }
+        )
+    return rows
+
+
 def tokens_per_task(run: Run) -> float:
     return run.summary().tokens_per_task
 
@@ -269,6 +302,15 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         runs[f"single{suffix}@swarm"] = await held_out(
             f"single{suffix}@swarm", matched.policy(playbook=pb_single, sampling=voting), args
         )
+    rows = arm_rows(runs)
+    console.rule("every arm on the held-out split")
+    for r in rows:
+        kinds = ", ".join(f"{k} {v}" for k, v in r["by_kind"].items())
+        console.print(
+            f"  {r['arm']:18} {r['solved']:3}/{r['n']} [{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]  "
+            f"{r['tokens_per_task']:7,} tokens/task  {kinds}",
+            highlight=False,
+        )
     console.rule("3. comparisons at equal cost")
     answers: dict[str, Any] = {}
     untrained_line = [runs["single"], *(runs[f"single-sc{k}"] for k in ks), runs["single@swarm"]]
@@ -313,6 +355,7 @@ async def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         "attempts_temperature": t_vote,
         "runs": {name: str(r.path) for name, r in runs.items()},
         "playbooks": playbooks,
+        "arms": rows,
         "answers": answers,
     }
     path = args.out / "swarm_study.json"

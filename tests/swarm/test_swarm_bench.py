@@ -172,6 +172,11 @@ def test_bench_trains_both_arms_with_the_bootstrap_learner_and_votes_at_its_own_
         return {spec["policy"]["sampling"]["temperature"]}
 
     runs = study["runs"]
+    arms = {r["arm"]: r for r in study["arms"]}
+    assert set(arms) == set(runs)
+    for row in arms.values():  # toy-rules: 6 test tasks; the exact interval holds its share
+        assert row["n"] == 6 and row["ci"][0] <= row["solved"] / 6 <= row["ci"][1]
+        assert sum(int(v.split("/")[1]) for v in row["by_kind"].values()) == 6
     for name in ("single", "swarm", "single+pb", "swarm+pb"):
         assert temperatures(runs[name]) == {0.0}
     for name in ("single-sc2", "single@swarm", "single+pb-sc2", "single+pb@swarm"):
