@@ -181,3 +181,30 @@ def test_bench_trains_both_arms_with_the_bootstrap_learner_and_votes_at_its_own_
         assert temperatures(runs[name]) == {0.0}
     for name in ("single-sc2", "single@swarm", "single+pb-sc2", "single+pb@swarm"):
         assert temperatures(runs[name]) == {0.9}
+
+
+def test_swarm_plans_counts_plans_that_spell_the_first_call_and_the_checkers_replies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/swarm_plans.py on a role swarm's run over HTTP: the fake planner's plan ("look the
+    part up") never spells the call with its argument, and the fake checker approves."""
+    bench = load_bench()
+    with SwarmServer() as server:
+        bench.main(
+            [
+                *("--base-url", server.base_url, *COMMON),
+                *("--swarm", "roles", "--no-train", "--out", str(tmp_path)),
+            ]
+        )
+    study = json.loads((tmp_path / "swarm_study.json").read_text())
+    plans = load_script("swarm_plans.py")
+    summary = plans.summarise(Path(study["runs"]["swarm"]))
+    assert summary["plan_spells_first_call"]["episodes"] == 0
+    assert summary["otherwise"]["episodes"] == 6
+    replies = summary["checker_replies"]
+    assert replies["approve"] >= 1 and replies["objection"] == replies["opens_with_revision"] == 0
+    capsys.readouterr()
+    assert plans.main([study["runs"]["swarm"]]) == 0
+    assert "plan spells the first call in 0 episodes" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match=r"holds no episodes\.jsonl"):
+        plans.main([str(tmp_path)])
