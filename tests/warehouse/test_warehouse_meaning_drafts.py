@@ -137,6 +137,29 @@ def test_number_of_games_of_player_seasons_sums_games(ctx: Context, runner: Runn
     assert by_games and all(d.sql is not None and d.sql.find(exp.Sum) for d in by_games)
 
 
+def test_a_versioned_table_ranks_its_current_versions_only(ctx: Context, runner: Runner) -> None:
+    """Round 11 #7, #9: "the top items by current price" ranked expired versions of items. The
+    rows of a versioned table are versions; F2 ranks the current ones (no valid-to date, here
+    the odd item_sks) and says so, for the naive query too."""
+    drafts = [d for d in ranking.drafts(ctx) if d.tables == ("items",) and d.shape == "top_rows"]
+    assert drafts
+    for d in drafts:
+        assert d.clauses[0] == (
+            "Rank only the current items: those whose valid-to date (items.i_rec_end_date) is "
+            "empty, as every earlier version has one."
+        )
+        for tree in (d.sql, d.naive):
+            if tree is not None:
+                # rows are named by their unique label, "an item described <item_sk>"
+                keys = [int(r[0].rsplit(" ", 1)[1]) for r in runner.rows(tree.sql())]
+                assert keys and all(k % 2 == 1 for k in keys), keys
+    # without the filter the top 5 by price hold expired (even) versions: i % 50 = 49 at 49, 99
+    assert runner.rows("SELECT i_item_sk FROM items ORDER BY i_price DESC, i_item_sk LIMIT 2") == [
+        (49,),
+        (99,),
+    ]
+
+
 def _meaning(card: SchemaCard, tables: tuple[str, ...], name: str) -> set[str | None]:
     return {c.meaning for t in tables for c in card.table(t).columns if c.name == name}
 

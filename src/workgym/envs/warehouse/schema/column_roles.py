@@ -16,6 +16,7 @@ by others, or a keyed table on its own).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from workgym.envs.warehouse.schema.card import ColumnCard, ColumnRole, ForeignKeyCard, TableCard
@@ -70,6 +71,20 @@ def versioned_columns(table: TableCard) -> set[str]:
             ):
                 out |= {name, dates[twin]}
     return out
+
+
+def open_end(table: TableCard) -> str | None:
+    """The valid-to column of a versioned table whose NULL marks the current version
+    (i_rec_end_date), or None when the table is not versioned or no row is current. A question
+    about "the items" means the current versions: an expired version is history."""
+    ends = [
+        c
+        for c in table.columns
+        if c.name in versioned_columns(table)
+        and {"end", "to", "expiry", "until"} & set(re.split(r"[^a-z0-9]+", c.name.lower()))
+    ]
+    current = [c for c in ends if 0 < c.null_count < table.rows]
+    return current[0].name if len(current) == 1 else None
 
 
 def is_time(col: ColumnCard) -> bool:

@@ -31,7 +31,7 @@ from workgym.envs.warehouse.generate.families.sqlast import (
 )
 from workgym.envs.warehouse.generate.phrasing import join_conditions
 from workgym.envs.warehouse.schema.card import ColumnCard, ForeignKeyCard, TableCard
-from workgym.envs.warehouse.schema.column_roles import id_like, surrogate
+from workgym.envs.warehouse.schema.column_roles import id_like, open_end, surrogate
 from workgym.envs.warehouse.schema.meaning import averageable, category
 
 FAMILY = "F2"
@@ -316,6 +316,12 @@ def _top_rows(ctx: Context, t: TableCard) -> Iterator[Draft]:
             key=lambda k: (not id_like(t, t.column(k)), t.column(k).family != "integer", k),
         )
     lex = ctx.lexicon
+    # A versioned table's rows are versions: rank the current ones (an expired version's price
+    # is history, round 11 #7, #9), and say so.
+    end = open_end(t)
+    if end is not None and t.column(end).null_count < 5:
+        return
+    current = [compare(col(end), "is_null", None)] if end is not None else []
     references = {f.columns[0] for f in ctx.view.fks_from(t.name)}
     candidates = [
         c
@@ -333,10 +339,14 @@ def _top_rows(ctx: Context, t: TableCard) -> Iterator[Draft]:
             nullable = m.null_count > 0
             keyc, mc = col(key), col(m.name)
             good = exp.select(keyc, exp.alias_(mc, "metric")).from_(table(t.name))
+            for cond in [c.copy() for c in current]:
+                good = good.where(cond)
             if nullable:
                 good = good.where(compare(mc.copy(), "not_null", None))
             sql = good.order_by(*_ordered(mc.copy(), keyc.copy())).limit(k)
             base = exp.select(keyc.copy(), exp.alias_(mc.copy(), "metric")).from_(table(t.name))
+            for cond in [c.copy() for c in current]:
+                base = base.where(cond)
             naive_order = (
                 _ordered(mc.copy(), keyc.copy(), nulls_first=True)
                 if nullable
@@ -344,6 +354,12 @@ def _top_rows(ctx: Context, t: TableCard) -> Iterator[Draft]:
             )
             naive = base.order_by(*naive_order).limit(k)
             clauses = [f"Break ties by the {lex.column(t.name, key)} in ascending order."]
+            if end is not None:
+                clauses.insert(
+                    0,
+                    f"Rank only the current {lex.rows(t.name)}: those whose valid-to date "
+                    f"({t.name}.{end}) is empty, as every earlier version has one.",
+                )
             if nullable:
                 clauses.insert(
                     0, f"Ignore {lex.rows(t.name)} with no recorded {lex.column(t.name, m.name)}."
