@@ -38,7 +38,7 @@ from workgym.envs.warehouse.generate.families.task_choice import (
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner, check
 from workgym.envs.warehouse.generate.phrasing import Lexicon, make_labeler
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, KeyCard, SchemaCard
-from workgym.envs.warehouse.schema.meaning import candidate_key, null_means_current
+from workgym.envs.warehouse.schema.meaning import candidate_key, is_grid, null_means_current
 from workgym.envs.warehouse.schema.profile import profile_snapshot
 from workgym.envs.warehouse.source.snapshot import build_snapshot
 
@@ -301,28 +301,65 @@ def test_abstentions_are_trimmed_to_the_constant_share(runner: Runner) -> None:
     )
 
 
+def _tiny(tmp_path: Path, setup: str) -> tuple[SchemaCard, Runner]:
+    """A small warehouse from `setup` SQL, snapshotted and profiled."""
+    db = tmp_path / "tiny.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(setup)
+    con.close()
+    build_snapshot(f"duckdb://{db}", tmp_path / "snap")
+    return profile_snapshot(tmp_path / "snap"), Runner(tmp_path / "snap" / "snapshot.duckdb")
+
+
 def test_years_written_as_dates_get_no_monthly_trends(tmp_path: Path) -> None:
     """EPSG's datum publication dates are 1 January in 451 of 514 rows: "January 1966 against
     January 1967" compared placeholders (judged meaningless in rounds 6-8). A table whose dates
     fall in January 80% of the time or more gets no F4 trend; an ordinary one still does."""
-    db = tmp_path / "dates.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(
+    card, runner = _tiny(
+        tmp_path,
         "CREATE TABLE datum (datum_id INTEGER PRIMARY KEY, kind VARCHAR, published DATE);"
         "INSERT INTO datum SELECT i, ['geodetic', 'vertical'][1 + i % 2], CASE WHEN i % 10 = 0"
         " THEN DATE '1950-03-15' + INTERVAL (i) DAY ELSE DATE '1950-01-01' + INTERVAL (i % 40)"
         " YEAR END FROM range(1, 601) t(i);"
         "CREATE TABLE survey (survey_id INTEGER PRIMARY KEY, kind VARCHAR, done DATE);"
         "INSERT INTO survey SELECT i, ['a', 'b'][1 + i % 2], DATE '2020-01-01' + INTERVAL (i) DAY"
-        " FROM range(1, 601) t(i);"
+        " FROM range(1, 601) t(i);",
     )
-    con.close()
-    build_snapshot(f"duckdb://{db}", tmp_path / "snap")
-    card = profile_snapshot(tmp_path / "snap")
     for t in card.tables:
         t.role = "fact"  # both are dated events here; the profile's roles are not under test
-    runner = Runner(tmp_path / "snap" / "snapshot.duckdb")
     ctx = Context(card=card, lexicon=Lexicon(card), rng=random.Random(0), lookup=runner.rows)
     tables = {d.tables[0] for d in trends.drafts(ctx)}
     assert tables == {"survey"}
     assert any("datum: 80%+ of its dates fall in January" in s for s in ctx.skipped)
+
+
+def test_a_grid_of_every_attribute_combination_gets_no_unused_keys_question(
+    tmp_path: Path,
+) -> None:
+    """Round 11 #16-18: "which household-demographic profiles does no 'Dr.' customer use?"
+    lists hundreds of cells of a grid (every income band x buy potential x ...). A table whose
+    attributes' distinct counts multiply to its rows is a grid (`is_grid`) and F6 does not ask
+    about it; a table of things that occurred, referenced the same way, is still asked about."""
+    card, runner = _tiny(
+        tmp_path,
+        "CREATE TABLE profile (profile_id INTEGER PRIMARY KEY, band INTEGER, potential VARCHAR,"
+        " cars INTEGER);"
+        "INSERT INTO profile SELECT row_number() OVER (), b, p, c FROM range(1, 6) t1(b),"
+        " (SELECT unnest(['low', 'mid', 'high']) AS p), range(0, 4) t3(c);"
+        "CREATE TABLE shop (shop_id INTEGER PRIMARY KEY, shop_name VARCHAR, floor INTEGER,"
+        " city VARCHAR);"
+        "INSERT INTO shop SELECT i, 'Shop ' || i, i % 7, ['Oslo', 'Rome', 'Lima'][1 + i % 3]"
+        " FROM range(1, 61) t(i);"
+        "CREATE TABLE visit (visit_id INTEGER PRIMARY KEY, profile_id INTEGER REFERENCES"
+        " profile(profile_id), shop_id INTEGER REFERENCES shop(shop_id), channel VARCHAR,"
+        " spent DECIMAL(9, 2));"
+        "INSERT INTO visit SELECT i, 1 + i % 50, 1 + i % 45, ['web', 'store'][1 + i % 2],"
+        " i % 90 * 1.5 FROM range(1, 3001) t(i);",
+    )
+    assert card.table("profile").rows == 60 and is_grid(card.table("profile"))
+    assert not is_grid(card.table("shop")) and not is_grid(card.table("visit"))
+    ctx = Context(card=card, lexicon=Lexicon(card), rng=random.Random(0), lookup=runner.rows)
+    asked = {d.tables for d in antijoin.drafts(ctx)}
+    assert asked and all("profile" not in tables for tables in asked)
+    assert any("shop" in tables for tables in asked)
+    assert "F6: profile: a grid of every attribute combination" in ctx.skipped

@@ -46,11 +46,14 @@ def tpcds_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-def test_tpcds_generates_every_family_with_time_behind_keys(tpcds_env: Path) -> None:
+def test_tpcds_generates_every_meaningful_family_with_time_behind_keys(tpcds_env: Path) -> None:
     report = json.loads((tpcds_env / "generation_report.json").read_text())
     tasks = TaskSet.from_jsonl(tpcds_env / "tasks.jsonl")
     families = {str(t.meta["family"]) for t in tasks}
-    assert families == {f"F{i}" for i in range(1, 11)}, (families, report["skipped"])
+    # F6's only listable anti-joins are the household-demographics grid's cells (decision
+    # 0189): it drafts none, and the report says why.
+    assert families == {f"F{i}" for i in range(1, 11)} - {"F6"}, (families, report["skipped"])
+    assert "F6: household_demographics: a grid of every attribute combination" in report["skipped"]
     f4 = [t for t in tasks if t.meta["family"] == "F4"]
     assert f4 and all("date_dim" in str(t.meta["reference_sql"]) for t in f4)
     assert report["investigations"]["tasks"] >= 5, report["investigations"]

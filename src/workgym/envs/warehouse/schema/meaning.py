@@ -37,6 +37,7 @@ Table grains (None where the card cannot tell):
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 
@@ -198,6 +199,23 @@ def table_grain(table: TableCard, linked: bool, timed: bool = False) -> TableGra
     if has_point:
         return "event"
     return None
+
+
+def is_grid(table: TableCard) -> bool:
+    """Every combination of the table's attributes, one row each: an enumeration of profiles,
+    not things that occurred. TPC-DS's household_demographics is 20 income bands x 6 buy
+    potentials x 10 dependant counts x 6 vehicle counts = 7,200 rows. "Which profiles does no
+    'Dr.' customer use?" lists hundreds of grid cells, and round 11's judge called three such
+    questions meaningless (#16-18). The evidence is in the profile: the distinct counts of the
+    non-key columns multiply to the row count, with at least two attributes, none NULL and none
+    unique."""
+    keys = table.single_keys()
+    attrs = [c for c in table.columns if c.name not in keys]
+    if len(attrs) < 2 or table.rows < 2:
+        return False
+    if any(c.null_count or not 2 <= c.distinct_count < table.rows for c in attrs):
+        return False
+    return math.prod(c.distinct_count for c in attrs) == table.rows
 
 
 STOCK_WORDS = frozenset({"balance", "stock", "level", "inventory"})

@@ -2,9 +2,10 @@
 
 The answer may be empty and the question says so: an empty list is then the one right answer,
 not a failure to answer; an answer holding 95% or more of its outer set is dropped (the inner
-condition matches almost nothing: a vacuous question; issue 40). Small answers are key sets
-(answer kind keys); large ones are asked for as an SQL query (answer kind sql, compared as a
-bag). Awkward shape:
+condition matches almost nothing: a vacuous question; issue 40), and a referenced table that
+is a grid of every attribute combination (`meaning.is_grid`) is not asked about. Small
+answers are key sets (answer kind keys); large ones are asked for as an SQL query (answer kind
+sql, compared as a bag). Awkward shape:
 - null_not_in: the fact table's reference column has NULLs, so `key NOT IN (SELECT fk ...)`
   is never true and returns nothing; NOT EXISTS is right.
 """
@@ -27,6 +28,7 @@ from workgym.envs.warehouse.generate.families.filters import (
 from workgym.envs.warehouse.generate.families.sqlast import and_all, col, count_star, lit, table
 from workgym.envs.warehouse.generate.phrasing import Lexicon, article, join_conditions
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
+from workgym.envs.warehouse.schema.meaning import is_grid
 
 FAMILY = "F6"
 MAX_KEYS = 25  # larger answers are asked for as SQL
@@ -36,11 +38,14 @@ MIN_USED_KEYS = 10  # a reference column with fewer values (origin: 3) makes a t
 
 
 def drafts(ctx: Context) -> Iterator[Draft]:
-    gens = [
-        _unused(ctx, ctx.card.table(fk.table), fk)
-        for fk in ctx.view.fks()
-        if ctx.card.table(fk.table).column(fk.columns[0]).distinct_count >= MIN_USED_KEYS
-    ]
+    gens = []
+    for fk in ctx.view.fks():
+        if ctx.card.table(fk.table).column(fk.columns[0]).distinct_count < MIN_USED_KEYS:
+            continue
+        if is_grid(ctx.card.table(fk.ref_table)):  # unused grid cells are no finding
+            ctx.skip(FAMILY, f"{fk.ref_table}: a grid of every attribute combination")
+            continue
+        gens.append(_unused(ctx, ctx.card.table(fk.table), fk))
     yield from _interleave(gens, ctx)
 
 
