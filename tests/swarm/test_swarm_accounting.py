@@ -224,14 +224,44 @@ def test_a_model_error_in_one_attempt_propagates_as_is_for_the_runners_retries()
         play(ToyShop(), Attempts(Failing(), n=4, concurrency=2).policy())
 
 
-class NoFinalTool(ToyShop):
-    id = "test/swarm-no-final-tool"
-    tools = [t for t in ToyShop.tools if not t.final]
+class TextShop(ToyShop):
+    """The shop's questions answered in a text reply: no tools at all, like the suites."""
+
+    id = "test/swarm-text-shop"
+    tools = []
+
+    def verify(self, task: wg.Task, episode: Any) -> wg.Verdict:
+        text = str(episode.answer or "").strip()
+        return wg.Verdict.correct() if text == str(task.answer) else wg.Verdict.wrong(got=text)
+
+
+def test_a_checker_reviews_a_text_answer_where_there_is_no_final_tool() -> None:
+    env = TextShop()
+    task = next(t for t in env.taskset if t.meta["kind"] == "price")
+    log = CallLog()
+    executor = Talker(log, "executor", [str(task.answer + 1), str(task.answer)])
+    checker = Talker(log, "checker", ["REVISE: the price is off by one.", "APPROVE"])
+    team = Roles(executor, roles=("executor", "checker"), models={"checker": checker})
+    ep = play(env, team.policy(), task=task)
+    assert_exact(ep, log)
+    # the first answer came back as the checker's objection, a user turn; the second was accepted
+    turns = [m.role for m in ep.messages if m.role != "system"]
+    assert turns == ["user", "assistant", "user", "assistant"]
+    assert "off by one" in ep.messages[-2].content and ep.messages[-2].role == "user"
+    assert ep.answer == str(task.answer) and ep.success and ep.turns == 2
+    assert str(task.answer + 1) in checker.prompts[0][-1].content  # it read the proposal
+    assert {a.role: a.turns for a in agents_of(ep)}["checker"] == 2
+    # after max_reviews objections an answer is accepted unreviewed, as with a final tool
+    log = CallLog()
+    stubborn = Talker(log, "checker", ["REVISE: no."])
+    same = Talker(log, "executor", ["1"])
+    team = Roles(same, roles=("executor", "checker"), models={"checker": stubborn}, max_reviews=2)
+    ep = play(env, team.policy(), task=task)
+    assert ep.answer == "1" and ep.turns == 3 and len(stubborn.prompts) == 2
+    assert_exact(ep, log)
 
 
 def test_bad_configurations_fail_with_a_message() -> None:
-    with pytest.raises(wg.ConfigError, match="no final tool"):
-        play(NoFinalTool(), Roles("scripted/null").policy())
     with pytest.raises(wg.ConfigError, match="executor"):
         Roles("scripted/null", roles=("planner",))
     with pytest.raises(wg.ConfigError, match="judge_model"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -43,8 +43,17 @@ class Player(Protocol):
     def render(self, env: Environment, task: Task) -> list[Message]: ...
 
 
+AnswerReview = Callable[[str], Awaitable[str | None]]
+
+
 class EpisodeDriver:
-    """Advances one episode by one assistant message at a time."""
+    """Advances one episode by one assistant message at a time.
+
+    `answer_review`, when set, sees a text answer (an environment with no final tool) before it
+    is accepted: a returned objection goes back to the agent as a user turn and the episode goes
+    on; None accepts. It is how a team's checker reviews answers that are not tool calls (a final
+    tool's calls are reviewed in the toolkit instead, `swarm.roles.ReviewedToolkit`).
+    """
 
     def __init__(
         self,
@@ -66,6 +75,7 @@ class EpisodeDriver:
         self.toolkit = env.toolkit(task, seed=seed)
         self.started = time.perf_counter()
         self.done = False
+        self.answer_review: AnswerReview | None = None
         self.episode = Episode(
             task_id=task.id,
             family=task.family,
@@ -127,6 +137,13 @@ class EpisodeDriver:
         observation: list[Message] = []
         if not message.tool_calls:
             if not self.env.has_final_tool:
+                if self.answer_review is not None:
+                    objection = await self.answer_review(message.content)
+                    if objection is not None:
+                        note = Message(role="user", content=objection)
+                        self._append(note)
+                        self._check_limits()
+                        return [note]
                 ep.answer = message.content
                 ep.submitted = True
             self._end("terminated")

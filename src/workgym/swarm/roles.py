@@ -4,8 +4,9 @@
 - The executor plays the episode with the tools, the plan in its instructions.
 - The checker reviews each submission before it is accepted: it reads the task, the executor's
   work and the proposed answer, and replies APPROVE or REVISE: <what is wrong>. A revision comes
-  back to the executor as the final tool's error, and the executor may submit again; after
-  `max_reviews` reviews a submission is accepted unreviewed. The checker needs a final tool.
+  back to the executor as the final tool's error (or, where the environment has no final tool
+  and the answer is the executor's last text reply, as a user turn), and the executor may submit
+  again; after `max_reviews` reviews a submission is accepted unreviewed.
 
 They share one playbook, a section per role (see `sections`), and each role may have its own
 model. Every agent's tokens are its own (`Episode.team`), summed exactly into the episode's
@@ -62,7 +63,7 @@ REVISE = re.compile(r"\bREVISE\b\s*:?\s*|^\W*REVISION\b\W*", re.IGNORECASE | re.
 MAX_WORK_CHARS = 6000
 
 
-Review = Callable[[ToolCall], Awaitable[str | None]]
+Review = Callable[[str], Awaitable[str | None]]  # the proposed answer, as the checker reads it
 
 
 def objection(reply: str) -> str | None:
@@ -93,7 +94,7 @@ class ReviewedToolkit(Toolkit):
                 found.args_model.model_validate_json(call.arguments or "{}")
             except ValueError:
                 return await super().call(call)  # invalid arguments: the usual error, no review
-            objection = await self.review(call)
+            objection = await self.review(f"{call.name}({call.arguments})")
             if objection is not None:
                 content = (
                     f"error: not submitted: the checker asks for a revision: {objection} "
@@ -183,11 +184,6 @@ class Roles(Team):
     async def play(
         self, policy: Policy, env: Environment, task: Task, *, seed: int, epoch: int, split: str
     ) -> Episode:
-        if "checker" in self.roles and not env.has_final_tool:
-            raise ConfigError(
-                f"{env.id} has no final tool, so the checker cannot review a submission; "
-                "use roles=('planner', 'executor')"
-            )
         started, started_at = time.perf_counter(), now()
         spend = Spend(self.budget_tokens)
         timeout = env.limits.episode_timeout_s
@@ -249,7 +245,7 @@ class Roles(Team):
             )
             checker_model = self._model("checker", task, env)
 
-            async def review(call: ToolCall) -> str | None:
+            async def review(proposal: str) -> str | None:
                 nonlocal reviews
                 if reviews >= self.max_reviews or spend.over():
                     return None
@@ -258,7 +254,7 @@ class Roles(Team):
                 ask = Message(
                     role="user",
                     content=f"# Executor's work\n{work}\n\n# Proposed final answer\n"
-                    f"{call.name}({call.arguments})\n\nReply APPROVE or REVISE: <reason>.",
+                    f"{proposal}\n\nReply APPROVE or REVISE: <reason>.",
                 )
                 messages = [*checker.render(env, task), ask]
                 reply = await self._ask(
@@ -273,7 +269,20 @@ class Roles(Team):
                 checker_log.extend([ask, reply.message])
                 return objection(reply.message.content)
 
-            driver.toolkit = ReviewedToolkit(driver.toolkit, review)
+            if env.has_final_tool:
+                driver.toolkit = ReviewedToolkit(driver.toolkit, review)
+            else:  # the answer is the executor's last text reply: review it there
+
+                async def review_text(answer: str) -> str | None:
+                    asked = await review(answer[:MAX_WORK_CHARS])
+                    if asked is None:
+                        return None
+                    return (
+                        f"Not accepted: the checker asks for a revision: {asked} Fix it and "
+                        "reply with your final answer again."
+                    )
+
+                driver.answer_review = review_text
         await drive(
             driver,
             self._model("executor", task, env),
