@@ -7,11 +7,20 @@ import asyncio
 from typing import Any
 
 import pytest
-from swarm_doubles import CallLog, Guesser, Talker, agents_of, records_tokens, seen_text
+from swarm_doubles import (
+    CallLog,
+    Guesser,
+    Talker,
+    agents_of,
+    records_tokens,
+    seen_text,
+    usage_of,
+)
 
 import workgym as wg
 from workgym.core.errors import ModelError
-from workgym.core.messages import Message
+from workgym.core.loading import load
+from workgym.core.messages import Message, ToolCall
 from workgym.core.model import Completion, Sampling
 from workgym.envs.toy.env import ToyShop
 from workgym.swarm import Attempts, Roles
@@ -259,6 +268,38 @@ def test_a_checker_reviews_a_text_answer_where_there_is_no_final_tool() -> None:
     ep = play(env, team.policy(), task=task)
     assert ep.answer == "1" and ep.turns == 3 and len(stubborn.prompts) == 2
     assert_exact(ep, log)
+
+
+class FirstToolCaller:
+    """`scripted/caller`: calls the first tool it is offered with no arguments."""
+
+    name = "scripted/caller"
+
+    def __init__(self, log: CallLog) -> None:
+        self.log = log
+
+    async def complete(
+        self, messages: list[Message], tools: list[wg.ToolSpec], sampling: Sampling
+    ) -> Completion:
+        call = ToolCall(id=f"c{len(self.log.calls)}", name=tools[0].name, arguments="{}")
+        reply = Message(role="assistant", tool_calls=[call])
+        usage = usage_of(messages, reply)
+        self.log.add("caller", usage)
+        return Completion(message=reply, usage=usage, finish_reason="tool_calls")
+
+
+def test_a_checker_reviews_calls_of_final_tools_a_suite_declares_per_task() -> None:
+    env = load("suites/bfcl")
+    assert not env.has_final_tool  # its final tools come with each item's toolkit
+    task = env.taskset.split("test")[0]
+    log = CallLog()
+    checker = Talker(log, "checker", ["REVISE: wrong arguments."])
+    team = Roles(FirstToolCaller(log), roles=("executor", "checker"), models={"checker": checker})
+    ep = play(env, team.policy(), task=task)
+    assert_exact(ep, log)
+    assert len(checker.prompts) == 1 and "({})" in checker.prompts[0][-1].content
+    assert [c.status for c in ep.tool_calls] == ["error"]  # vetoed; bfcl allows no second turn
+    assert not ep.submitted and not ep.success
 
 
 def test_bad_configurations_fail_with_a_message() -> None:

@@ -269,9 +269,10 @@ class Roles(Team):
                 checker_log.extend([ask, reply.message])
                 return objection(reply.message.content)
 
-            if env.has_final_tool:
+            # the episode's own toolkit decides: a suite may declare its final tools per task
+            if any(t.final for t in driver.toolkit.tools.values()):
                 driver.toolkit = ReviewedToolkit(driver.toolkit, review)
-            else:  # the answer is the executor's last text reply: review it there
+            if not env.has_final_tool:  # a text reply may be the answer: review it there too
 
                 async def review_text(answer: str) -> str | None:
                     asked = await review(answer[:MAX_WORK_CHARS])
