@@ -12,6 +12,7 @@ import duckdb
 import pytest
 from sqlglot import exp
 
+from workgym.core.tasks import Task
 from workgym.envs.warehouse.generate.families import (
     FAMILIES,
     Context,
@@ -37,6 +38,7 @@ from workgym.envs.warehouse.generate.families.task_choice import (
 )
 from workgym.envs.warehouse.generate.families.validate import Checked, Runner, check
 from workgym.envs.warehouse.generate.phrasing import Lexicon, make_labeler
+from workgym.envs.warehouse.runtime.lint import Linter
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, KeyCard, SchemaCard
 from workgym.envs.warehouse.schema.meaning import candidate_key, is_grid, null_means_current
 from workgym.envs.warehouse.schema.profile import profile_snapshot
@@ -363,3 +365,57 @@ def test_a_grid_of_every_attribute_combination_gets_no_unused_keys_question(
     assert asked and all("profile" not in tables for tables in asked)
     assert any("shop" in tables for tables in asked)
     assert "F6: profile: a grid of every attribute combination" in ctx.skipped
+
+
+def _unit_costs(tmp_path: Path, identity: bool) -> SchemaCard:
+    """Items with a wholesale cost and sales lines with a quantity, a unit cost and an
+    extended cost that is quantity x unit cost when `identity` (else unrelated numbers)."""
+    ext = "q * c" if identity else "(i * 37) % 500 + 0.5"
+    tmp_path.mkdir()
+    card, _ = _tiny(
+        tmp_path,
+        "CREATE TABLE item (i_item_sk INTEGER PRIMARY KEY, i_item_id VARCHAR,"
+        " i_wholesale_cost DECIMAL(7,2), i_weight DECIMAL(7,2));"
+        "INSERT INTO item SELECT i, 'ITEM' || i, 1 + (i * 7) % 90 / 2, 10 + i % 13"
+        " FROM range(1, 201) t(i);"
+        "CREATE TABLE sales (s_item_sk INTEGER REFERENCES item (i_item_sk), s_quantity INTEGER,"
+        " s_wholesale_cost DECIMAL(7,2), s_ext_wholesale_cost DECIMAL(9,2), s_sold DATE);"
+        "INSERT INTO sales SELECT item, q, c, "
+        + ext
+        + ", DATE '2020-01-01' + INTERVAL (i % 300) DAY"
+        " FROM (SELECT i, 1 + i % 200 AS item, 1 + i % 9 AS q, (1 + (i * 7) % 90 / 2)::DECIMAL(7,2)"
+        " AS c FROM range(1, 3001) t(i));",
+    )
+    return card
+
+
+def test_a_value_an_identity_shows_per_unit_is_never_summed(tmp_path: Path) -> None:
+    """Round 12 #13: "the total wholesale cost of items" summed 1,029 unit costs. Where
+    s_ext_wholesale_cost = s_quantity x s_wholesale_cost holds, the unit cost is per unit, and so
+    is the item's wholesale cost beside it: neither is summable, and the lint counts a sum of
+    one; the extended cost stays an amount. Without the identity nothing changes."""
+    card = _unit_costs(tmp_path / "with", identity=True)
+    sales, item = card.table("sales"), card.table("item")
+    assert sales.per_unit == ["s_wholesale_cost"]
+    meaning = {c.name: c.meaning for t in (sales, item) for c in t.columns}
+    assert meaning["s_wholesale_cost"] == meaning["i_wholesale_cost"] == "nonadditive_measure"
+    assert meaning["s_ext_wholesale_cost"] == meaning["i_weight"] == "additive_measure"
+    lint = Linter(card)
+    total = Task(
+        family="F3/x",
+        prompt="What is the total wholesale cost of items?",
+        answer={"kind": "number", "value": 1.0},
+        meta={
+            "family": "F3",
+            "tables": ["item"],
+            "reference_sql": "SELECT SUM(i_wholesale_cost) FROM item",
+        },
+    )
+    mean = total.model_copy(
+        update={"meta": {**total.meta, "reference_sql": "SELECT AVG(i_wholesale_cost) FROM item"}}
+    )
+    assert "meaningless_aggregate" in lint.rules(total, warnings=True)
+    assert "meaningless_aggregate" not in lint.rules(mean, warnings=True)
+    plain = _unit_costs(tmp_path / "without", identity=False)
+    assert plain.table("sales").per_unit == []
+    assert plain.table("item").column("i_wholesale_cost").meaning == "additive_measure"

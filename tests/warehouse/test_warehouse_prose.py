@@ -139,7 +139,7 @@ def _task(family: str, prompt: str, sql: str = "SELECT 1") -> Task:
 
 
 def test_the_lint_counts_record_key_path_and_table_column_talk(nyc_card: SchemaCard) -> None:
-    assert LINT_VERSION == 4
+    assert LINT_VERSION >= 4  # the version that brought these rules; 5 added per-unit sums
     linter = Linter(nyc_card)
     old = _task(
         "F3",

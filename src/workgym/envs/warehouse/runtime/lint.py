@@ -18,6 +18,8 @@ Warning rules (issue 40, version 2), over the column meanings and table grains o
 - meaningless_aggregate: a sum or average of a calendar part ("the total birth day"), a code or
   a non-surrogate identifier; an average year only where the row is not an entity (the average
   build year of planes is a fleet's age; the average season of player-seasons is nothing);
+  from version 5, a sum of a non-additive measure (a price, a rate, or a value an identity
+  shows to be per unit: "the total wholesale cost of items", decision 0191);
 - count_as_category: a count of events or an additive measure grouped as if its values were
   categories ("top 3 games values by number of records");
 - raw_identifier_in_prompt: a column or table identifier printed raw in the prose: snake_case,
@@ -91,7 +93,7 @@ RULES = FAILING_RULES + WARNING_RULES
 # names with the dictionary of schema/naming.py too (`tailnum`). Bump it when a rule is added or
 # changes what it flags (admission records keep the version they ran under). 4 adds the prose
 # rules a judge found on real warehouses (record, key-path and table.column talk).
-LINT_VERSION = 4
+LINT_VERSION = 5
 RULES_NAME = f"warehouse-lint/{LINT_VERSION}"
 MESSAGES = {
     "key_aggregate": "a surrogate key is aggregated or compared with a threshold",
@@ -100,7 +102,10 @@ MESSAGES = {
     "tie_at_cut": "the k-th and (k+1)-th values of a top-k answer are equal",
     "key_named_row": "a row is named by its surrogate key though it has a label",
     "versioned_year": "a year question is answered from record-version dates",
-    "meaningless_aggregate": "a sum or average of a calendar part, a code or an identifier",
+    "meaningless_aggregate": (
+        "a sum or average of a calendar part, a code or an identifier, or a sum of a level or "
+        "a per-unit value"
+    ),
     "count_as_category": "a count or an additive measure is grouped as a category",
     "raw_identifier_in_prompt": "a raw column or table identifier is printed in the prose",
     "duplicate_not_key": "a duplicate check on columns that are not a candidate key",
@@ -281,6 +286,8 @@ class Linter:
                 continue  # surrogate keys are key_aggregate's
             meanings = self.meaning(arg, tables)
             if meanings & {"code", "identifier"}:
+                return True
+            if isinstance(node, exp.Sum) and "nonadditive_measure" in meanings:
                 return True
             if "calendar_part" not in meanings:
                 continue

@@ -129,6 +129,9 @@ class TableCard(BaseModel):
     near_keys: list[KeyCard] = Field(default_factory=list)  # unique but for a few duplicates
     # Abbreviations an identity in the rows spells out (`ext` -> extended): schema/identities.py
     abbreviations: dict[str, str] = Field(default_factory=dict)
+    # Columns an identity shows to be per unit (`ext_X` = quantity x `X`: `X` is a unit price or
+    # cost): their totals mean nothing (schema/identities.py, schema/meaning.py)
+    per_unit: list[str] = Field(default_factory=list)
 
     def single_keys(self) -> set[str]:
         """Columns that alone identify rows (declared, or unique and non-NULL on the data)."""

@@ -17,6 +17,11 @@ carries rounding and injected noise: TPC-DS holds it on 94-99%), over at least `
 One verified column spells the word out for its whole table: a table uses one abbreviation in
 one sense (`ss_ext_tax` reads "extended tax" once `ss_ext_sales_price` has shown what `ext` is).
 Nothing else is expanded here: a word with no identity keeps its spelling.
+
+The same identity says what `X` is: a value per unit (a unit price, a unit wholesale cost), since
+the line's total is quantity times it. `per_unit_columns` returns those columns, so that no
+question sums one (round 12's one meaningless TPC-DS task summed `i_wholesale_cost` over items;
+decision 0191).
 """
 
 from __future__ import annotations
@@ -57,6 +62,21 @@ def verified_abbreviations(con: duckdb.DuckDBPyConnection, table: TableCard) -> 
             if _holds(con, table.name, target, left, right, op):
                 found[word] = reading
                 break
+    return found
+
+
+def per_unit_columns(con: duckdb.DuckDBPyConnection, table: TableCard) -> list[str]:
+    """The columns `X` of `table` for which some `ext_X` equals quantity times `X` on the rows:
+    values per unit, whose sum over lines or entities is no quantity anybody holds."""
+    words = {
+        c.name: split_words(stem(table, c.name))
+        for c in table.columns
+        if c.family in NUMERIC_FAMILIES
+    }
+    found: list[str] = []
+    for target, quantity, base in _candidates(words, "ext", "*"):
+        if base not in found and _holds(con, table.name, target, quantity, base, "*"):
+            found.append(base)
     return found
 
 

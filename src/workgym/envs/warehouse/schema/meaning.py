@@ -58,6 +58,7 @@ from workgym.envs.warehouse.schema.column_roles import (
     is_yyyymmdd,
     versioned_columns,
 )
+from workgym.envs.warehouse.schema.naming import stem
 from workgym.envs.warehouse.source.typemap import NUMERIC_FAMILIES, TEMPORAL_FAMILIES
 
 # Calendar parts beyond column_roles.TIME_UNITS: TPC-DS abbreviations (d_dom, d_moy, d_qoy,
@@ -258,6 +259,37 @@ def assign_meanings(
         for col in table.columns:
             col.meaning = column_meaning(table, col, (table.name, col.name) in fk_cols, keys)
         table.grain = table_grain(table, table.name in incoming, table.name in timed)
+    _per_unit_measures(tables)
+
+
+ENTITY_GRAINS = ("entity", "versioned_entity")
+
+
+def _per_unit_measures(tables: Sequence[TableCard]) -> None:
+    """Amounts shown to be per unit are levels, not amounts (decision 0191).
+
+    A column an identity shows to be per unit (`TableCard.per_unit`: `ext_X` = quantity x `X`)
+    is a non-additive measure, and so is an entity's column of the same name without its table
+    prefix (`i_wholesale_cost` beside store_sales' per-unit `ss_wholesale_cost`): an item's
+    wholesale cost is a cost per unit too, and "the total wholesale cost of items" (round 12,
+    TPC-DS #13) sums 1,029 unit costs into nothing. Line totals (`ss_ext_wholesale_cost`) stay
+    additive. Without an identity nothing changes: a `cost` may well be a total."""
+    per_unit = {
+        stem(t, name)
+        for t in tables
+        for name in t.per_unit
+        if any(c.name == name for c in t.columns)
+    }
+    if not per_unit:
+        return
+    for table in tables:
+        for col in table.columns:
+            if col.meaning != "additive_measure":
+                continue
+            own = col.name in table.per_unit
+            sibling = table.grain in ENTITY_GRAINS and stem(table, col.name) in per_unit
+            if own or sibling:
+                col.meaning = "nonadditive_measure"
 
 
 # -- what a family may ask of a column (issue 40, "meaning first"; decision 0145) -------------

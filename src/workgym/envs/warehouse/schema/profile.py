@@ -22,7 +22,7 @@ from workgym.envs.warehouse.schema.card import (
     ValueCount,
 )
 from workgym.envs.warehouse.schema.column_roles import assign_roles
-from workgym.envs.warehouse.schema.identities import verified_abbreviations
+from workgym.envs.warehouse.schema.identities import per_unit_columns, verified_abbreviations
 from workgym.envs.warehouse.schema.keys import add_keys
 from workgym.envs.warehouse.schema.meaning import assign_meanings
 from workgym.envs.warehouse.schema.relations import infer_foreign_keys, trusted_foreign_keys
@@ -72,6 +72,7 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
         tables = [profile_table(con, t) for t in manifest.tables]
         for t in tables:
             t.abbreviations = verified_abbreviations(con, t)
+            t.per_unit = per_unit_columns(con, t)
         add_keys(con, tables, manifest)
         fks, candidates = trusted_foreign_keys(infer_foreign_keys(con, tables, manifest), tables)
         assign_roles(tables, fks)
