@@ -7,7 +7,8 @@
 With `--db` it first generates the environment (`workgym generate warehouse`, default options
 and the given seed) into `--out`; `--tpcds-sf` first makes a TPC-DS DuckDB file of that scale
 factor beside `--out` with the duckdb-extension-tpcds package (docs/warehouse.md). With `--env`
-it lints an environment already generated (its card typed again by the current code). Prints the
+it lints an environment already generated (its card typed again by the current code, the
+per-unit identities and own-key references checked again on its snapshot). Prints the
 command, the seed, the wall times, then per warehouse: the column meanings and table grains of
 its card, the counts of every lint rule (failing and warning rules, schema/meaning.py and
 runtime/lint.py) and a few example task ids with their question. Numbers, not assertions.
@@ -21,16 +22,27 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
+
 from workgym.core.tasks import Task
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.envs.warehouse.runtime.lint import RULES, RULES_NAME, WARNING_RULES, Linter, lint_tasks
+from workgym.envs.warehouse.schema.identities import per_unit_columns
 from workgym.envs.warehouse.schema.meaning import assign_meanings
+from workgym.envs.warehouse.schema.own_key_values import own_key_columns
 
 
 def lint_env(path: Path, examples: int) -> None:
     started = time.perf_counter()
     env = WarehouseEnv(path)
     card = env.card
+    con = duckdb.connect(str(path / "snapshot.duckdb"), read_only=True)
+    try:  # a card profiled before decision 0191 has no per-unit columns: find them again
+        for table in card.tables:
+            table.per_unit = per_unit_columns(con, table)
+            table.own_key_refs = own_key_columns(con, table)
+    finally:
+        con.close()
     assign_meanings(card.tables, card.foreign_keys, card.time_links)  # by the current code
     report = lint_tasks(env.taskset, card)
     wall = time.perf_counter() - started
@@ -42,6 +54,8 @@ def lint_env(path: Path, examples: int) -> None:
     meanings = collections.Counter(c.meaning for t in card.tables for c in t.columns)
     print("column meanings:", dict(sorted(meanings.items(), key=lambda kv: str(kv[0]))))
     print("table grains:", {t.name: t.grain for t in card.tables})
+    print("per-unit columns:", {t.name: t.per_unit for t in card.tables if t.per_unit})
+    print("own-key references:", {t.name: t.own_key_refs for t in card.tables if t.own_key_refs})
     print(f"lint {RULES_NAME}:")
     for rule in RULES:
         kind = "warning" if rule in WARNING_RULES else "failing"

@@ -419,3 +419,26 @@ def test_a_value_an_identity_shows_per_unit_is_never_summed(tmp_path: Path) -> N
     plain = _unit_costs(tmp_path / "without", identity=False)
     assert plain.table("sales").per_unit == []
     assert plain.table("item").column("i_wholesale_cost").meaning == "additive_measure"
+
+
+def test_columns_holding_their_own_tables_keys_are_references(tmp_path: Path) -> None:
+    """TPC-DS date_dim's d_same_day_ly and d_first_dom hold keys of other days: once per-unit
+    costs were no longer summed, F3 summed them ("the total same day ly of dates"). Values
+    that are keys of their own table, where the key does not count from a small number, make
+    the column an identifier; a year beside a key counting from 1 stays what it was."""
+    card, _ = _tiny(
+        tmp_path,
+        "CREATE TABLE date_dim (d_date_sk INTEGER PRIMARY KEY, d_date DATE, d_year INTEGER,"
+        " d_first_dom INTEGER, d_fy_week_seq INTEGER);"
+        "INSERT INTO date_dim SELECT 2415022 + i, DATE '1900-01-01' + INTERVAL (i) DAY,"
+        " 1900 + i // 365, 2415022 + i - i % 30, 1 + i // 7 FROM range(0, 3000) t(i);"
+        "CREATE TABLE person (p_id INTEGER PRIMARY KEY, p_birth_year INTEGER, p_visits INTEGER);"
+        "INSERT INTO person SELECT i, 1920 + i % 70, i % 40 FROM range(1, 3001) t(i);",
+    )
+    dates, person = card.table("date_dim"), card.table("person")
+    assert dates.own_key_refs == ["d_first_dom"]  # the first day of its 30-day month
+    assert dates.column("d_first_dom").meaning == "identifier"
+    assert not candidate_key(dates, ["d_first_dom"], set())  # 30 days share one: by design
+    assert dates.column("d_fy_week_seq").meaning != "identifier"  # a sequence, not a key
+    assert person.own_key_refs == []  # its key counts from 1: a year would fall in by chance
+    assert person.column("p_birth_year").meaning != "identifier"

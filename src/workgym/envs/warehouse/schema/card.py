@@ -132,6 +132,9 @@ class TableCard(BaseModel):
     # Columns an identity shows to be per unit (`ext_X` = quantity x `X`: `X` is a unit price or
     # cost): their totals mean nothing (schema/identities.py, schema/meaning.py)
     per_unit: list[str] = Field(default_factory=list)
+    # Columns whose values are this table's own keys though no constraint says so (TPC-DS
+    # d_same_day_ly): references, never amounts (schema/own_key_values.py)
+    own_key_refs: list[str] = Field(default_factory=list)
 
     def single_keys(self) -> set[str]:
         """Columns that alone identify rows (declared, or unique and non-NULL on the data)."""

@@ -14,7 +14,8 @@ Column meanings:
 - calendar_part: a part of a date held as a number (year, month, day of month, day of week,
   hour, quarter, week): grouped and filtered, never summed or averaged;
 - time_point: a date, a timestamp, a clock time or a yyyymmdd integer;
-- identifier: a key of its own table or a reference to another (surrogate or natural);
+- identifier: a key of its own table or a reference to another (surrogate or natural), or a
+  column whose values are its own table's keys though nothing declares it (`own_key_refs`);
 - code: a category held as a short text or a small integer (carrier, status, type);
 - label: text that names a row (name, title, description);
 - flag: two values, yes or no;
@@ -147,7 +148,7 @@ def column_meaning(table: TableCard, col: ColumnCard, is_fk: bool, keys: set[str
         return "time_point"
     if is_calendar_part(col):
         return "calendar_part"
-    if col.name in keys or is_fk or id_like(table, col):
+    if col.name in keys or is_fk or id_like(table, col) or col.name in table.own_key_refs:
         return "identifier"
     if is_flag(col):
         return "flag"
@@ -355,10 +356,13 @@ def candidate_key(table: TableCard, columns: Sequence[str], references: set[str]
     Declared keys are; a versioned table's business id without its validity dates is not (it
     repeats once per version by design); columns that are all references of an event table are
     not (a return's date, time and item keys: unique in the data by chance); a column that is
-    neither an identifier, a time nor a code is not (a measure repeats by nature)."""
+    neither an identifier, a time nor a code is not (a measure repeats by nature); nor is a
+    column holding other rows' keys (`own_key_refs`: many days share a same day last year)."""
     names = set(columns)
     if any(k.source == "declared" and set(k.columns) == names for k in table.keys):
         return True
+    if names & set(table.own_key_refs):
+        return False
     versions = versioned_columns(table)
     if table.grain == "versioned_entity" and (not names & versions or names <= versions):
         return False  # the business id alone, or validity dates alone (many start one day)

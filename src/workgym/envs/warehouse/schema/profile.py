@@ -25,6 +25,7 @@ from workgym.envs.warehouse.schema.column_roles import assign_roles
 from workgym.envs.warehouse.schema.identities import per_unit_columns, verified_abbreviations
 from workgym.envs.warehouse.schema.keys import add_keys
 from workgym.envs.warehouse.schema.meaning import assign_meanings
+from workgym.envs.warehouse.schema.own_key_values import own_key_columns
 from workgym.envs.warehouse.schema.relations import infer_foreign_keys, trusted_foreign_keys
 from workgym.envs.warehouse.schema.timelinks import find_time_links
 from workgym.envs.warehouse.source.duck import qi, ql
@@ -74,6 +75,8 @@ def profile_snapshot(snapshot_dir: str | Path, *, save: bool = True) -> SchemaCa
             t.abbreviations = verified_abbreviations(con, t)
             t.per_unit = per_unit_columns(con, t)
         add_keys(con, tables, manifest)
+        for t in tables:
+            t.own_key_refs = own_key_columns(con, t)
         fks, candidates = trusted_foreign_keys(infer_foreign_keys(con, tables, manifest), tables)
         assign_roles(tables, fks)
         links = find_time_links(con, tables, fks)
