@@ -31,6 +31,7 @@ from workgym.envs.warehouse.investigate.solvability import admit_planted
 from workgym.envs.warehouse.investigate.vocab import NORMAL, PLANTED
 from workgym.envs.warehouse.runtime.env import WarehouseEnv
 from workgym.envs.warehouse.schema.card import SchemaCard
+from workgym.envs.warehouse.schema.meaning import summable
 from workgym.envs.warehouse.source.duck import connect, qi
 from workgym.envs.warehouse.source.snapshot import SNAPSHOT_FILE
 from workgym.verifiers.sql_exec import open_duckdb
@@ -392,3 +393,20 @@ def test_tools_count_the_rows_of_the_episodes_own_copy(
     snapshot = next(t.rows for t in env.card.tables if t.name == fact)
     assert rows != snapshot  # the jitter: a copy's count never gives the snapshot's away
     assert json.loads(ep.tool_calls[2].content)["queries_left"] == env.config.query_budget - 1
+
+
+def test_no_investigation_totals_a_price_or_a_level(nyc_card: SchemaCard) -> None:
+    """Round 13 #26: an F9 alert watched "the total sales price" of store sales, a sum of unit
+    prices nobody tracks. A frame totals only what a total means something for (`summable`);
+    a level such as weather's temperature is averaged, never totalled."""
+    frames, _ = discover(nyc_card)
+    averaged_only: set[str] = set()
+    for frame in frames:
+        every = metrics(frame, nyc_card, MetricWords(nyc_card))
+        totals = {m.column for m in every if m.kind == "sum"}
+        table = nyc_card.table(frame.fact)
+        assert all(summable(table.column(c)) for c in totals if c is not None)
+        averaged_only |= {f"{frame.fact}.{m.column}" for m in every if m.kind == "avg"} - {
+            f"{frame.fact}.{c}" for c in totals
+        }
+    assert averaged_only  # a level is still asked about, as an average

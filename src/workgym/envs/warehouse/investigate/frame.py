@@ -25,6 +25,7 @@ from workgym.envs.warehouse.generate.families.draft import CardView
 from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.schema.card import ColumnCard, SchemaCard, TableCard
 from workgym.envs.warehouse.schema.column_roles import is_text_date, versioned_columns
+from workgym.envs.warehouse.schema.meaning import summable
 from workgym.envs.warehouse.source.duck import qi, ql
 
 Period = Literal["month", "week", "day"]
@@ -370,9 +371,11 @@ def metrics(frame: Frame, card: SchemaCard, words: MetricWords) -> list[Metric]:
     table = card.table(frame.fact)
     out = [Metric(kind="count", fact=frame.fact, label=words.count(frame), integer=True)]
     for m in frame.measures:
-        integer = table.column(m).family == "integer"
-        label = words.sum(frame, m)
-        out.append(Metric(kind="sum", fact=frame.fact, column=m, label=label, integer=integer))
+        column = table.column(m)
+        if summable(column):  # no total of a price or a per-unit cost (round 13 #26)
+            label = words.sum(frame, m)
+            integer = column.family == "integer"
+            out.append(Metric(kind="sum", fact=frame.fact, column=m, label=label, integer=integer))
         out.append(Metric(kind="avg", fact=frame.fact, column=m, label=words.avg(frame, m)))
     for j in frame.joins:
         dim = card.table(j.dim)
