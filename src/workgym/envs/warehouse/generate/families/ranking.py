@@ -269,11 +269,16 @@ def _fk_group(
     groups = plural(f"{owner} {lex.column(ref.name, attr.name)}")
     clauses = [f"Break ties by the {lex.column(ref.name, attr.name)} in ascending order."]
     if orphans:
-        clauses.insert(
-            0,
-            f"{rows.capitalize()} whose {fk_words} is missing or not found among the "
-            f"{lex.rows(ref.name)} count under the group 'unknown'.",
+        # The gold's 'unknown' also holds rows whose referenced row has no value to group by
+        # (COALESCE of the joined column): the clause says so, or 'unknown' reads as missing
+        # references only (rounds 13-14: 821 of 1,819 'unknown' returns had an address with
+        # no street type; judged ambiguous).
+        absent = f"{rows.capitalize()} whose {fk_words} is missing or not found among the " + (
+            f"{lex.rows(ref.name)}"
         )
+        if attr.null_count > 0:
+            absent += f", or whose {owner} has no recorded {lex.column(ref.name, attr.name)},"
+        clauses.insert(0, f"{absent} count under the group 'unknown'.")
     yield Draft(
         family=FAMILY,
         shape="top_groups_via_fk",
