@@ -208,3 +208,29 @@ def test_swarm_plans_counts_plans_that_spell_the_first_call_and_the_checkers_rep
     assert "plan spells the first call in 0 episodes" in capsys.readouterr().out
     with pytest.raises(SystemExit, match=r"holds no episodes\.jsonl"):
         plans.main([str(tmp_path)])
+
+
+def test_swarm_suites_replays_the_studys_policies_on_a_suite_and_refuses_a_changed_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/swarm_suites.py rebuilds a study's swarm policies from its run records, plays them
+    on a suite into folders named by their hashes, and refuses when the rebuilt hash differs."""
+    study, suites = tmp_path / "study", tmp_path / "suites"
+    with SwarmServer() as server:
+        assert load_bench().main(
+            [*("--base-url", server.base_url, *COMMON), "--swarm", "roles", "--no-train",
+             "--limit", "2", "--out", str(study)]
+        ) == 0  # fmt: skip
+        run = study / "held_out" / "swarm"
+        args = ["--base-url", server.base_url, "--task-runs", str(run), str(run)]
+        args += ["--suite", "suites/bfcl", "--limit", "2", "--out", str(suites), "--no-progress"]
+        script = load_script("swarm_suites.py")
+        assert script.main(["--model", "fake-7b", *args]) == 0
+        out = capsys.readouterr().out
+        assert script.main(["--model", "other-7b", *args]) == 2  # another model: another hash
+    recorded = json.loads((run / "run.json").read_text())["policy_hash"]
+    played = [json.loads(line) for line in (suites / recorded / "episodes.jsonl").open()]
+    assert len(played) == 2 and {e["env_id"] for e in played} == {"suites/bfcl"}
+    assert {e["policy_hash"] for e in played} == {recorded}
+    assert f"workgym certify --from-runs {run} {run} {suites / recorded}" in out
+    assert "differ" in capsys.readouterr().err
