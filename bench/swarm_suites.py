@@ -25,6 +25,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from workgym.core.errors import ConfigError
 from workgym.core.loading import load
 from workgym.core.model import Model, Sampling
 from workgym.models import get_model
@@ -59,13 +60,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def run(args: argparse.Namespace) -> int:
+    specs = [read_spec(r) for r in args.task_runs]  # bad input fails before a model loads
+    suite = load(args.suite)
     agent = get_model(openai_name(args.model), base_url=args.base_url, api_key=args.api_key)
     assert isinstance(agent, Model)
     team = Roles(agent)
-    suite = load(args.suite)
     outs = []
-    for name, task_run in zip(("swarm", "swarm+pb"), args.task_runs, strict=True):
-        spec = read_spec(task_run)
+    for name, task_run, spec in zip(("swarm", "swarm+pb"), args.task_runs, specs, strict=True):
         recorded = spec.policy
         sampling = Sampling.model_validate(recorded.get("sampling") or {})
         policy = team.policy(playbook=recorded.get("playbook") or None, sampling=sampling)
@@ -107,7 +108,11 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return asyncio.run(run(parse(argv)))
+    try:
+        return asyncio.run(run(parse(argv)))
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -234,3 +234,13 @@ def test_swarm_suites_replays_the_studys_policies_on_a_suite_and_refuses_a_chang
     assert {e["policy_hash"] for e in played} == {recorded}
     assert f"workgym certify --from-runs {run} {run} {suites / recorded}" in out
     assert "differ" in capsys.readouterr().err
+
+
+def test_swarm_suites_says_in_one_line_what_is_wrong_with_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = load_script("swarm_suites.py")
+    missing = str(tmp_path / "nothing")
+    code = script.main(["--model", "fake-7b", "--task-runs", missing, missing])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "is not a run directory" in err

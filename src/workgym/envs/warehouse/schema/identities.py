@@ -51,11 +51,7 @@ READINGS: dict[str, tuple[str, str]] = {
 def verified_abbreviations(con: duckdb.DuckDBPyConnection, table: TableCard) -> dict[str, str]:
     """The words of `READINGS` that an identity in `table`'s rows spells out, with their
     readings (empty for most tables: one query per candidate identity, and few have any)."""
-    words = {
-        c.name: split_words(stem(table, c.name))
-        for c in table.columns
-        if c.family in NUMERIC_FAMILIES
-    }
+    words = _numeric_words(table)
     found: dict[str, str] = {}
     for word, (reading, op) in READINGS.items():
         for target, left, right in _candidates(words, word, op):
@@ -68,16 +64,20 @@ def verified_abbreviations(con: duckdb.DuckDBPyConnection, table: TableCard) -> 
 def per_unit_columns(con: duckdb.DuckDBPyConnection, table: TableCard) -> list[str]:
     """The columns `X` of `table` for which some `ext_X` equals quantity times `X` on the rows:
     values per unit, whose sum over lines or entities is no quantity anybody holds."""
-    words = {
+    found: list[str] = []
+    for target, quantity, base in _candidates(_numeric_words(table), "ext", "*"):
+        if base not in found and _holds(con, table.name, target, quantity, base, "*"):
+            found.append(base)
+    return found
+
+
+def _numeric_words(table: TableCard) -> dict[str, list[str]]:
+    """Each numeric column's name as words, its table prefix dropped: what identities match."""
+    return {
         c.name: split_words(stem(table, c.name))
         for c in table.columns
         if c.family in NUMERIC_FAMILIES
     }
-    found: list[str] = []
-    for target, quantity, base in _candidates(words, "ext", "*"):
-        if base not in found and _holds(con, table.name, target, quantity, base, "*"):
-            found.append(base)
-    return found
 
 
 def _candidates(words: dict[str, list[str]], word: str, op: str) -> Iterator[tuple[str, str, str]]:

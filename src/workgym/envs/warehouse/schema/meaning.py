@@ -275,12 +275,7 @@ def _per_unit_measures(tables: Sequence[TableCard]) -> None:
     wholesale cost is a cost per unit too, and "the total wholesale cost of items" (round 12,
     TPC-DS #13) sums 1,029 unit costs into nothing. Line totals (`ss_ext_wholesale_cost`) stay
     additive. Without an identity nothing changes: a `cost` may well be a total."""
-    per_unit = {
-        stem(t, name)
-        for t in tables
-        for name in t.per_unit
-        if any(c.name == name for c in t.columns)
-    }
+    per_unit = {stem(t, name) for t in tables for name in t.per_unit}
     if not per_unit:
         return
     for table in tables:

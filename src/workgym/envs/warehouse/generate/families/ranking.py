@@ -273,7 +273,8 @@ def _fk_group(
         # (COALESCE of the joined column): the clause says so, or 'unknown' reads as missing
         # references only (rounds 13-14: 821 of 1,819 'unknown' returns had an address with
         # no street type; judged ambiguous).
-        absent = f"{rows.capitalize()} whose {fk_words} is missing or not found among the " + (
+        absent = (
+            f"{rows.capitalize()} whose {fk_words} is missing or not found among the "
             f"{lex.rows(ref.name)}"
         )
         if attr.null_count > 0:
