@@ -55,3 +55,29 @@ def test_the_first_logged_loss_is_the_masked_cross_entropy(
     assert masked_loss(trained, examples[0]) < expected  # two steps on one example fit it
     with pytest.raises(Exception, match="already holds"):
         train_sft(f"hf/{tiny_dir()}", examples[:1], tmp_path / "sft", settings)
+
+
+def test_a_checkpoint_saved_along_the_way_is_the_shorter_runs_checkpoint(
+    examples: list,  # type: ignore[type-arg]
+    tmp_path: Path,
+) -> None:
+    """A budget sweep reads step k off one long run; that is sound only if the model after step k
+    is exactly what a k-step run with the same seed ends with."""
+    import torch
+
+    kwargs = {"batch_size": 1, "learning_rate": 1e-3, "gradient_checkpointing": False}
+    long = train_sft(
+        f"hf/{tiny_dir()}", examples, tmp_path / "long", SFTSettings(steps=3, save_at=[1], **kwargs)
+    )
+    short = train_sft(
+        f"hf/{tiny_dir()}", examples, tmp_path / "short", SFTSettings(steps=1, **kwargs)
+    )
+    assert [p.name for p in long.along] == ["step-0001"]
+    along, _ = load_local(str(long.along[0]))
+    one, _ = load_local(str(short.checkpoint))
+    end, _ = load_local(str(long.checkpoint))
+    for a, b, c in zip(along.parameters(), one.parameters(), end.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert any(not torch.equal(a, c) for a, c in zip(along.parameters(), end.parameters()))
+    with pytest.raises(Exception, match="save_at"):
+        train_sft(f"hf/{tiny_dir()}", examples, tmp_path / "bad", SFTSettings(steps=2, save_at=[2]))

@@ -41,6 +41,10 @@ class SFTSettings(BaseModel):
     max_length: int = 2048
     gradient_checkpointing: bool = True
     seed: int = 0
+    save_at: list[int] = []
+    """Also save `steps/step-NNNN/` after these optimizer steps (below `steps`), so one run gives
+    the checkpoints of a budget sweep: the schedule is constant, so the model after step k is the
+    model a k-step run with the same seed ends with."""
 
 
 class Example(BaseModel):
@@ -56,6 +60,8 @@ class Example(BaseModel):
 class SFTResult(BaseModel):
     out: Path
     checkpoint: Path
+    along: list[Path] = []
+    """`steps/step-NNNN/` checkpoints, one per `save_at` step, in step order."""
     losses: list[float]
     """Training loss at every optimizer step, as TRL logged it."""
     examples: int
@@ -124,6 +130,11 @@ def train_sft(
         )
     if not examples:
         raise ConfigError("no gold trajectories to train on (does the oracle solve the tasks?)")
+    if any(not 1 <= k < settings.steps for k in settings.save_at):
+        raise ConfigError(
+            f"save_at {settings.save_at}: each step must lie in 1..{settings.steps - 1} "
+            "(the last step is the checkpoint itself)"
+        )
     root = Path(out)
     if (root / "sft.json").exists():
         raise ConfigError(f"{root} already holds a supervised patch; pass a new --out")
@@ -159,6 +170,15 @@ def train_sft(
         train_dataset=datasets.Dataset.from_list(rows),
         processing_class=tokenizer,
     )
+    along: list[Path] = []
+
+    def save(step: int) -> None:
+        directory = root / "steps" / f"step-{step:04d}"
+        trainer.model.save_pretrained(directory)
+        tokenizer.save_pretrained(directory)
+        along.append(directory)
+
+    trainer.add_callback(_at_steps_callback(_heavy("transformers").TrainerCallback, settings, save))
     trainer.train()
     losses = [float(h["loss"]) for h in trainer.state.log_history if "loss" in h]
     checkpoint = root / "checkpoint"
@@ -169,6 +189,7 @@ def train_sft(
         "trainer": "trl.SFTTrainer",
         "baseline": model,
         "candidate": f"hf/{checkpoint}",
+        "along": [f"hf/{d}" for d in along],
         "examples": len(examples),
         "families": sorted({e.family for e in examples}),
         "settings": settings.model_dump(),
@@ -176,7 +197,21 @@ def train_sft(
         "wall_time_s": round(time.perf_counter() - started, 3),
     }
     (root / "sft.json").write_text(json.dumps(record, indent=2) + "\n")
-    return SFTResult(out=root, checkpoint=checkpoint, losses=losses, examples=len(examples))
+    return SFTResult(
+        out=root, checkpoint=checkpoint, along=along, losses=losses, examples=len(examples)
+    )
+
+
+def _at_steps_callback(base: Any, settings: SFTSettings, save: Any) -> Any:
+    """A TRL callback that saves after each optimizer step listed in `settings.save_at`."""
+    wanted = set(settings.save_at)
+
+    class SaveAt(base):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            if int(state.global_step) in wanted:
+                save(int(state.global_step))
+
+    return SaveAt()
 
 
 def _heavy(name: str) -> Any:
