@@ -55,6 +55,7 @@ IFEVAL_ITEMS = 96
 MAX_TOKENS = 128
 KL_SAMPLES = 2
 KL_TOKENS = 48
+KL_PROMPTS_PER_FAMILY = 2  # the first of each dev family in file order: 10 prompts, 20 samples
 SEED = 0
 
 
@@ -116,11 +117,18 @@ def outcomes(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 async def dev_prompts(env: LookupC1) -> list[tuple[list[Any], list[Any]]]:
-    """The first turn's messages and tools of every dev task (what the policy sees first)."""
+    """The first turn's messages and tools of the first dev tasks of each family.
+
+    Each prompt costs four prefills of about 850 tokens on one thread (~10 s), so the estimate
+    uses 2 prompts a family, not all 40 (decision 0194's second amendment)."""
     from workgym.run.gold import gold_trajectory
 
     prompts = []
+    taken: dict[str, int] = {}
     for task in env.taskset.split("dev"):
+        if taken.get(task.family, 0) >= KL_PROMPTS_PER_FAMILY:
+            continue
+        taken[task.family] = taken.get(task.family, 0) + 1
         messages = await gold_trajectory(env, task)
         first = next(i for i, m in enumerate(messages) if m.role == "assistant")
         prompts.append((messages[:first], env.toolkit(task).specs))
@@ -142,27 +150,39 @@ def kl_to_base(model: str) -> dict[str, float]:
     tuned, _ = load_local(model.removeprefix("hf/"))
     base, _ = load_local(BASE.removeprefix("hf/"))
     torch.manual_seed(SEED)
+    eos = tuned.generation_config.eos_token_id
+    stops = set(eos if isinstance(eos, list) else [eos])
     values: list[float] = []
     for messages, tools in asyncio.run(dev_prompts(LookupC1())):
         ids = torch.tensor([chat.encode(chat.render(messages, tools, generation=True))])
-        for _ in range(KL_SAMPLES):
-            with torch.no_grad():
-                seq = tuned.generate(
-                    ids,
-                    do_sample=True,
-                    temperature=1.0,
-                    top_k=0,
-                    top_p=1.0,
-                    max_new_tokens=KL_TOKENS,
-                    pad_token_id=0,
+        n = ids.shape[1]
+        with torch.no_grad():
+            # One call draws the prompt's samples; the tuned model's log-probs are its raw
+            # logits at each drawn token (temperature 1, no top-k/top-p: the sampling
+            # distribution itself), the base's come from one forward pass over the batch.
+            out = tuned.generate(
+                ids,
+                do_sample=True,
+                temperature=1.0,
+                top_k=0,
+                top_p=1.0,
+                max_new_tokens=KL_TOKENS,
+                num_return_sequences=KL_SAMPLES,
+                pad_token_id=0,
+                output_logits=True,
+                return_dict_in_generate=True,
+            )
+            seq, reply = out.sequences, out.sequences[:, n:]
+            mine = torch.log_softmax(torch.stack(out.logits, 1).float(), -1)
+            theirs = torch.log_softmax(base(seq).logits[:, n - 1 : -1].float(), -1)
+            for row in range(seq.shape[0]):
+                tokens = reply[row].tolist()
+                end = next((i + 1 for i, t in enumerate(tokens) if t in stops), len(tokens))
+                pick = reply[row, :end, None]
+                gap = (
+                    mine[row, :end].gather(1, pick).sum() - theirs[row, :end].gather(1, pick).sum()
                 )
-                reply = seq[:, ids.shape[1] :]
-                total = 0.0
-                for network, sign in ((tuned, 1.0), (base, -1.0)):
-                    logits = network(seq).logits[0, ids.shape[1] - 1 : -1].float()
-                    logp = torch.log_softmax(logits, -1).gather(1, reply[0][:, None]).sum()
-                    total += sign * float(logp)
-            values.append(total)
+                values.append(float(gap))
     mean = sum(values) / len(values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
     return {"kl": mean, "se": sd / math.sqrt(len(values)), "n": len(values)}
