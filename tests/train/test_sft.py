@@ -76,8 +76,9 @@ def test_a_checkpoint_saved_along_the_way_is_the_shorter_runs_checkpoint(
     along, _ = load_local(str(long.along[0]))
     one, _ = load_local(str(short.checkpoint))
     end, _ = load_local(str(long.checkpoint))
-    for a, b, c in zip(along.parameters(), one.parameters(), end.parameters(), strict=True):
+    for a, b in zip(along.parameters(), one.parameters(), strict=True):
         assert torch.equal(a, b)
-    assert any(not torch.equal(a, c) for a, c in zip(along.parameters(), end.parameters()))
+    pairs = zip(along.parameters(), end.parameters(), strict=True)
+    assert any(not torch.equal(a, c) for a, c in pairs)  # and the run went on after step 1
     with pytest.raises(Exception, match="save_at"):
         train_sft(f"hf/{tiny_dir()}", examples, tmp_path / "bad", SFTSettings(steps=2, save_at=[2]))
