@@ -75,7 +75,7 @@ def test_trends_and_investigations_use_the_inherited_date(store_env: Path) -> No
     planted = [t for t in f9 if t.meta["cause_type"] != "normal_variation"]
     assert planted, json.loads((store_env / "generation_report.json").read_text())
     for t in f9:
-        assert "orders.order_date of the order that order_lines.order_id references" in t.prompt
+        assert "Each order line is dated by the order date of its order." in t.prompt, t.prompt
         assert t.meta["cause_type"] != "mix_shift"  # rows cannot move to another header's date
     build = json.loads((store_env / "plants" / "build.json").read_text())
     counted = sum(r["count"] for r in build["rejections"])

@@ -163,6 +163,31 @@ def test_the_lint_counts_record_key_path_and_table_column_talk(nyc_card: SchemaC
     assert "record_talk" in linter.rules(talk, warnings=True)
 
 
+def test_an_investigation_brief_is_read_like_any_question(nyc_card: SchemaCard) -> None:
+    """Version 6 (decision 0195): F9's brief lost its exemption; its answer clause, which defines
+    the predicate's columns (`table.column`), is still left alone."""
+    assert LINT_VERSION >= 6
+    linter = Linter(nyc_card)
+    clause = "\n\nThe predicate selects the affected rows of `flights` (columns of `flights`, or " \
+        "table.column of a table its foreign keys reference)."  # fmt: skip
+    old = _task(
+        "F9",
+        "Our dashboard shows the number of flights at 10 for the week 2013-03-04 to 2013-03-11. "
+        "Find out why it changed. Each flight's time is the date flights.time_hour refers to "
+        "in `weather`." + clause,
+    )
+    new = _task(
+        "F9",
+        "Our dashboard shows the number of flights whose plane is on record at 10 for the week "
+        "2013-03-04 to 2013-03-11. Find out why it changed. Each flight is dated by its "
+        "scheduled time." + clause,
+    )
+    assert {"key_path_talk", "qualified_name_in_prose"} <= set(linter.rules(old, warnings=True))
+    assert not {"key_path_talk", "qualified_name_in_prose", "raw_identifier_in_prompt"} & set(
+        linter.rules(new, warnings=True)
+    )
+
+
 @pytest.fixture(scope="module")
 def changelog(tmp_path_factory: pytest.TempPathFactory) -> SchemaCard:
     """Debian's shape: entries (a dated release each, two a time stamp: a unique stamp would
@@ -221,27 +246,30 @@ def test_changes_in_an_unrelated_table_do_not_inherit_a_date(tmp_path: Path) -> 
     assert card.time_link("package_tag") is None
 
 
-def test_investigation_metrics_keep_raw_names_in_their_definition(nyc_card: SchemaCard) -> None:
-    """Round 7 judged "web sales whose web_sales.ws_ship_mode_sk matches a ship mode" stilted:
-    the reference is named by the row it reaches, the key pair only in the parenthesis."""
+def test_investigation_metrics_name_columns_and_references_by_their_words(
+    nyc_card: SchemaCard,
+) -> None:
+    """Round 7 judged "web sales whose web_sales.ws_ship_mode_sk matches a ship mode" stilted,
+    and rounds 13-14 the definitions in parentheses too (`store_sales.ss_net_paid`, a key pair):
+    a metric and a row's date are said in words (decision 0195)."""
     from workgym.envs.warehouse.investigate.frame import MetricWords, discover, metrics
+    from workgym.envs.warehouse.investigate.prompts import clock_of
 
     frames, _ = discover(nyc_card)
     flights = next(f for f in frames if f.fact == "flights")
-    every = metrics(flights, nyc_card, MetricWords(nyc_card))
+    words = MetricWords(nyc_card)
+    every = metrics(flights, nyc_card, words)
     labels = {m.kind: m.label for m in every}
     every_label = [m.label for m in every]
-    plane = "the number of flights with a matching plane (flights.tailnum = planes.tailnum)"
-    assert plane in every_label  # one of several joined counts; `labels` keeps the last per kind
+    assert "the number of flights whose plane is on record" in every_label
     assert labels["joined_sum"].startswith(
-        "the total seats over flights, each flight counting its plane's seats (flights.tailnum"
+        "the total seats over flights, each flight counting its plane's seats (flights whose "
     )
-    assert labels["hour_avg"] == (
-        "the average hour of day (0-23, UTC) of flights (the hour of flights.time_hour)"
-    )
-    for label in every_label:
-        outside = label.split(" (")[0]
-        assert "." not in outside and "_" not in outside, label
+    assert labels["avg"].endswith("are left out)") and "recorded" in labels["avg"]
+    assert labels["hour_avg"].startswith("the average hour of day (0-23, UTC) of flights (the ")
+    assert clock_of(flights, words).startswith("Each flight is dated by its ")
+    for text in [*every_label, clock_of(flights, words)]:
+        assert "." not in text.rstrip(".") and "_" not in text, text
 
 
 def test_an_acronym_reads_the_same_in_tables_columns_and_references(tmp_path: Path) -> None:

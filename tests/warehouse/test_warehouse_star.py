@@ -4,6 +4,7 @@ record-versioned dimensions and labels, and a small store; what generation makes
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -278,7 +279,7 @@ def test_a_table_with_two_dates_says_which_one_times_a_question(tmp_path: Path) 
     for t in f4:
         assert "Dates are the order date." in t.prompt, t.prompt
     for t in f9:
-        assert "Each order's time is orders.o_" in t.prompt, t.prompt
+        assert re.search(r"Each order is dated by its (order|ship) date\.", t.prompt), t.prompt
 
 
 def test_investigate_says_why_a_table_it_studied_raised_nothing(tmp_path: Path) -> None:

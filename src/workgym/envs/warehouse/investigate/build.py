@@ -236,7 +236,7 @@ def _task(
         window=f.win.window,
         values=values,
         integer=metric.integer,
-        clock=clock_of(frame),
+        clock=clock_of(frame, MetricWords(card)),
     )
     key = f"F9.t{template}"
     return Task(

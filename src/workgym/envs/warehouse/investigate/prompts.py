@@ -4,16 +4,17 @@ Every form states the metric exactly (what is counted, summed or averaged, over 
 both periods as half-open UTC intervals, and both values, then the same answer clause: the cause
 vocabulary with one line per type, the predicate and window conventions, and the rule that a
 conclusion names exactly one cause. Planted and unplanted tasks read alike; the prompt never says
-whether anything was planted. Tables are named by their rows in the prose ("web sales"); the raw
-name appears only as a definition (`web_sales`, web_sales.ws_sold_date_sk) where the predicate
-and the time column are defined. Templates are numbered `F9.t<i>`; the split holds some out.
+whether anything was planted. Tables and columns are named by their words in the brief ("the
+average net paid of store sales", "dated by its sold date"); the raw table name appears only in
+the answer clause, where the predicate's columns are defined (decision 0195). Templates are
+numbered `F9.t<i>`; the split holds some out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from workgym.envs.warehouse.investigate.frame import Frame
+from workgym.envs.warehouse.investigate.frame import Frame, MetricWords
 from workgym.envs.warehouse.investigate.vocab import NORMAL
 from workgym.envs.warehouse.schema.naming import row_nouns
 
@@ -56,19 +57,10 @@ or table.column of a table its foreign keys reference); the window is when the c
 query you ran as evidence; every query is re-run and its number checked."""
 
 
-def clock_of(frame: Frame) -> str:
-    """Which column puts a row in a period, in words."""
-    row = row_nouns(frame.fact)[0]
-    if frame.time_via_header:
-        return (
-            f"Each {row}'s time is {frame.time_dim}.{frame.time_dim_column} of the "
-            f"{row_nouns(frame.time_dim or '')[0]} that {frame.fact}.{frame.time_column} "
-            "references."
-        )
-    if frame.time_dim is not None or frame.time_anchor is not None:
-        dim = f"`{frame.time_dim}`" if frame.time_dim else "its date dimension"
-        return f"Each {row}'s time is the date {frame.fact}.{frame.time_column} refers to in {dim}."
-    return f"Each {row}'s time is {frame.fact}.{frame.time_column}."
+def clock_of(frame: Frame, words: MetricWords) -> str:
+    """Which column puts a row in a period, in words ("Each store sale is dated by its sold
+    date."): a table with ship, commit and receipt dates has three weekly series."""
+    return f"Each {words.lex.row(frame.fact)} is dated by {words.dated_by(frame)}."
 
 
 def fmt_time(value: dt.datetime) -> str:
