@@ -33,6 +33,7 @@ import random
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +285,7 @@ def matches(rows: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
     return pairs
 
 
-def item_t(ds: list[float]) -> dict[str, float]:
+def item_t(ds: list[float]) -> dict[str, float | None]:
     """Mean and 95% t interval over ifeval items of a per-item difference."""
     from scipy import stats
 
@@ -292,16 +293,17 @@ def item_t(ds: list[float]) -> dict[str, float]:
     mean = sum(ds) / n
     sd = math.sqrt(sum((d - mean) ** 2 for d in ds) / (n - 1))
     half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
-    p = 2 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1) if sd else float("nan")
-    return {"mean": mean, "lower": mean - half, "upper": mean + half, "p": p, "n": n, "sd": sd}
+    p = float(2 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1)) if sd else None
+    low, high = float(mean - half), float(mean + half)
+    return {"mean": mean, "lower": low, "upper": high, "p": p, "n": n, "sd": sd}
 
 
-def verdict(ci: dict[str, float]) -> str:
+def verdict(ci: dict[str, float | None]) -> str:
     if ci["sd"] == 0:
         return "cannot be decided (no item differs: a zero-variance interval is no evidence)"
-    if ci["lower"] > 0:
+    if (ci["lower"] or 0.0) > 0:
         return "holds: SFT forgets more than GRPO at matched accuracy"
-    if ci["upper"] < 0.05:
+    if (ci["upper"] or 0.0) < 0.05:
         return "does not hold: any extra forgetting by SFT is below 0.05"
     return "cannot be decided at this scale"
 
@@ -359,8 +361,14 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
         from scipy import stats
 
         tuned = [t for t in table if t["arm"] != "base"]
-        rho = stats.spearmanr([t["kl"] for t in tuned], [t["forgetting"] for t in tuned])
-        secondary["spearman_kl_forgetting"] = {"rho": float(rho.statistic), "n": len(tuned)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a constant input is reported as None below
+            rho = stats.spearmanr([t["kl"] for t in tuned], [t["forgetting"] for t in tuned])
+        value = float(rho.statistic)  # NaN where either list is constant: no correlation
+        secondary["spearman_kl_forgetting"] = {
+            "rho": None if math.isnan(value) else value,
+            "n": len(tuned),
+        }
     out = {
         "design": "decision 0194",
         "base": {
