@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import json
 import math
-import random
 import re
 import sys
 import time
@@ -74,7 +73,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     rep = sub.add_parser("report", help="the matched comparison over every eval folder")
     rep.add_argument("evals", type=Path)
     rep.add_argument("--out", type=Path, required=True)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.stage == "eval" and not args.model.startswith("hf/"):
+        p.error(f"the model is a local checkpoint, hf/<dir>, like the base {BASE} ({args.model!r})")
+    if args.stage == "report" and not args.evals.is_dir():
+        p.error(f"{args.evals} is not a folder of eval runs; run the eval stage into it first")
+    return args
 
 
 # -- training -------------------------------------------------------------------------------
@@ -248,7 +252,6 @@ def load_evals(root: Path) -> dict[str, dict[str, Any]]:
             "seed": int(m["seed"]) if m else None,
             "step": int(m["step"]) if m else 0,
             "dev": sum(o["success"] for o in dev.values()) / len(dev),
-            "dev_n": len(dev),
             "ifeval_items": {k: int(o["success"]) for k, o in ife.items()},
             "ifeval_cut": sum(o["cut"] for o in ife.values()) / len(ife),
             "kl": json.loads((folder / "kl.json").read_text())["kl"],
@@ -348,15 +351,15 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
     controls = [r for r in rows.values() if r["arm"] == "control"]
     sft_final = [r for r in rows.values() if r["arm"] == "sft" and r["step"] == SFT_STEPS]
     secondary: dict[str, Any] = {}
-    if controls and sft_final:
-        by_seed = {r["seed"]: r for r in controls}
-        both = [r for r in sft_final if r["seed"] in by_seed]
+    by_seed = {r["seed"]: r for r in controls}
+    both = [r for r in sft_final if r["seed"] in by_seed]
+    if both:  # seeds with a control and an 8-step SFT checkpoint
         ds = [
             sum(by_seed[r["seed"]]["ifeval_items"][k] - r["ifeval_items"][k] for r in both)
             / len(both)
             for k in keys
         ]
-        secondary["sft_vs_control_at_8_steps"] = item_t(ds) if both else None
+        secondary["sft_vs_control_at_8_steps"] = item_t(ds)
     if len(table) >= 4:
         from scipy import stats
 
@@ -417,20 +420,14 @@ def plot(table: list[dict[str, Any]], path: Path) -> None:
         pts = [t for t in table if t["arm"] == arm]
         if not pts:
             continue
-        left.scatter(
-            [t["gain"] for t in pts],
-            [t["forgetting"] for t in pts],
-            c=colour,
-            marker=marker,
-            label=arm,
-        )
-        right.scatter(
-            [t["kl"] for t in pts],
-            [t["forgetting"] for t in pts],
-            c=colour,
-            marker=marker,
-            label=arm,
-        )
+        for ax, x in ((left, "gain"), (right, "kl")):
+            ax.scatter(
+                [t[x] for t in pts],
+                [t["forgetting"] for t in pts],
+                c=colour,
+                marker=marker,
+                label=arm,
+            )
     left.set_xlabel("new-task gain (lookup-c1 dev success - base)")
     left.set_ylabel("forgetting (ifeval: base - checkpoint)")
     right.set_xlabel("KL(checkpoint || base) on dev prompts, nats per reply")
@@ -444,7 +441,6 @@ def plot(table: list[dict[str, Any]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
-    random.seed(SEED)
     {"sft": train, "eval": evaluate, "report": report}[args.stage](args)
 
 

@@ -55,3 +55,15 @@ def test_identical_arms_cannot_decide_and_a_forgetting_sft_arm_holds(tmp_path: P
     row = next(c for c in forgot["checkpoints"] if c["name"] == "sft-s0-2")
     assert (row["lost"], row["gained"], row["forgetting"]) == (12, 0, 12 / ITEMS)
     assert (tmp_path / "forgot" / "out" / "sweep.png").stat().st_size > 0
+
+
+def test_bad_inputs_are_refused_in_one_line_before_anything_runs(tmp_path: Path) -> None:
+    bench = load_bench("sft_rl_sweep.py")
+    for argv in (
+        ["eval", "llamacpp/qwen2.5-coder-0.5b", "--out", str(tmp_path / "e")],
+        ["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r")],
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            bench.main(argv)
+        assert exit_.value.code == 2
+    assert not (tmp_path / "e").exists() and not (tmp_path / "r").exists()

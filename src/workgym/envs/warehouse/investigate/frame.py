@@ -441,28 +441,28 @@ class MetricWords:
             f"{self.lex.column(frame.fact, column)} are left out)"
         )
 
-    def _reached(self, frame: Frame, j: Join) -> str:
-        """The row a reference reaches, with its key pair only when another reads alike."""
+    def _reached(self, frame: Frame, j: Join) -> tuple[str, str]:
+        """The row a reference reaches in words, and its key pair in parentheses where another
+        reference of the fact reads alike ("" elsewhere)."""
         words = self.lex.referenced(frame.fact, j.fact_column, j.dim, j.dim_column)
         alike = [
             o for o in frame.joins
             if self.lex.referenced(frame.fact, o.fact_column, o.dim, o.dim_column) == words
         ]  # fmt: skip
-        if len(alike) > 1:
-            return f"{words} ({frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column})"
-        return words
+        pair = f" ({frame.fact}.{j.fact_column} = {j.dim}.{j.dim_column})" if len(alike) > 1 else ""
+        return words, pair
 
     def joined_count(self, frame: Frame, j: Join) -> str:
-        rows = self.lex.rows(frame.fact)
-        return f"the number of {rows} whose {self._reached(frame, j)} is on record"
+        words, pair = self._reached(frame, j)
+        return f"the number of {self.lex.rows(frame.fact)} whose {words}{pair} is on record"
 
     def joined_sum(self, frame: Frame, j: Join, column: str) -> str:
         what = self.lex.column_with_unit(j.dim, column)
         rows = self.lex.rows(frame.fact)
-        reached = self._reached(frame, j)
+        words, pair = self._reached(frame, j)
         return (
             f"the total {what} over {rows}, each {self.lex.row(frame.fact)} counting its "
-            f"{reached}'s {what} ({rows} whose {reached.split(' (')[0]} is not on record count 0)"
+            f"{words}'s {what}{pair} ({rows} whose {words} is not on record count 0)"
         )
 
     def dated_by(self, frame: Frame) -> str:
