@@ -7,22 +7,19 @@ references need no "which one counts" sentence. Each test fails on the generator
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
-import duckdb
 import pytest
 from sqlglot import exp
+from warehouse_built import built, family_context
 
-from workgym.envs.warehouse.generate.families import FAMILIES, Context
+from workgym.envs.warehouse.generate.families import FAMILIES
 from workgym.envs.warehouse.generate.families.draft import Draft
 from workgym.envs.warehouse.generate.families.sqlast import count_star, table
 from workgym.envs.warehouse.generate.families.validate import Rejected, Runner, check
 from workgym.envs.warehouse.generate.phrasing import Lexicon
 from workgym.envs.warehouse.schema.card import SchemaCard
 from workgym.envs.warehouse.schema.naming import split_words, unglue
-from workgym.envs.warehouse.schema.profile import profile_snapshot
-from workgym.envs.warehouse.source.snapshot import build_snapshot
 
 STORE = """
 CREATE TABLE customer (customer_id INTEGER PRIMARY KEY, firstname VARCHAR, country VARCHAR,
@@ -40,17 +37,7 @@ INSERT INTO invoice SELECT i, i % 120, DATE '2023-01-01' + CAST(i / 4 AS INTEGER
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[SchemaCard, Path]:
-    root = tmp_path_factory.mktemp("blind")
-    con = duckdb.connect(str(root / "store.duckdb"))
-    con.execute(STORE)
-    con.close()
-    build_snapshot(f"duckdb:///{root / 'store.duckdb'}", root / "snap")
-    return profile_snapshot(root / "snap"), root / "snap" / "snapshot.duckdb"
-
-
-def _ctx(card: SchemaCard, db: Path) -> Context:
-    runner = Runner(db)
-    return Context(card=card, lexicon=Lexicon(card), rng=random.Random(0), lookup=runner.rows)
+    return built(tmp_path_factory.mktemp("blind"), "store", STORE)
 
 
 def test_glued_names_split_as_the_segmenter_reads_them() -> None:
@@ -68,7 +55,7 @@ def test_a_total_is_said_once_and_a_flag_about_its_row(store: tuple[SchemaCard, 
 
 
 def test_nulls_a_category_decides_are_not_missing_data(store: tuple[SchemaCard, Path]) -> None:
-    ctx = _ctx(*store)
+    ctx = family_context(*store)
     drafts = list(FAMILIES["F7"](ctx))
     assert not any("state" in str(d.slots) for d in drafts)
     assert any("customer.state: NULL exactly for some values of country" in s for s in ctx.skipped)
@@ -124,7 +111,7 @@ def test_a_ranking_where_every_group_ties_is_dropped(store: tuple[SchemaCard, Pa
 def test_f6_says_which_reference_counts_only_when_there_are_several(
     store: tuple[SchemaCard, Path],
 ) -> None:
-    drafts = list(FAMILIES["F6"](_ctx(*store)))
+    drafts = list(FAMILIES["F6"](family_context(*store)))
     assert drafts, "the store offers anti-joins"
     assert not any("belongs to" in " ".join(d.clauses) for d in drafts)
     assert not any("counts for its" in " ".join(d.clauses) for d in drafts)
@@ -134,7 +121,7 @@ def test_f6_names_the_reference_that_counts_among_several(
     nyc_card: SchemaCard, nyc_dir: Path
 ) -> None:
     """A flight references airports twice: the sentence says which one counts."""
-    drafts = list(FAMILIES["F6"](_ctx(nyc_card, nyc_dir / "snapshot.duckdb")))
+    drafts = list(FAMILIES["F6"](family_context(nyc_card, nyc_dir / "snapshot.duckdb")))
     clauses = {c for d in drafts for c in d.clauses if "counts for its" in c}
     assert clauses <= {
         "A flight counts for its destination, not its origin.",
@@ -144,7 +131,7 @@ def test_f6_names_the_reference_that_counts_among_several(
 
 
 def test_f8_asks_for_no_row_number(store: tuple[SchemaCard, Path]) -> None:
-    drafts = list(FAMILIES["F8"](_ctx(*store)))
+    drafts = list(FAMILIES["F8"](family_context(*store)))
     answers = {d.static["value"] for d in drafts}
     assert answers and "customer.customer_id" not in answers
     assert "invoice.invoice_id" not in answers

@@ -50,7 +50,7 @@ class AdmissionRecord(BaseModel):
 
 def admission_rules(env: Environment) -> str:
     """The rules a check judges `env` by: its own quality rules and the baselines' version
-    ("warehouse-lint/6, baselines/2"), so a change to either says so on older admissions."""
+    ("warehouse-lint/7, baselines/2"), so a change to either says so on older admissions."""
     from workgym.guards.baselines import BASELINE_RULES  # baselines runs evals: imported late
 
     return ", ".join(r for r in (env.quality_rules, BASELINE_RULES) if r)

@@ -26,7 +26,6 @@ from workgym.envs.warehouse.schema.naming import (
     Namer,
     column_words,
     count,
-    row_nouns,
     split_words,
 )
 
@@ -65,7 +64,7 @@ TEMPLATES: dict[str, list[str]] = {
     ],
     "F6": [
         "Which {keys} have no {rows}{where}?",
-        "List the {keys} used by none of the {rows}{where}.",
+        "List the {keys} with no {rows}{where}.",
         "Find every one of the {keys} that has no {rows}{where}.",
         "For which {keys} are there no {rows}{where}?",
     ],
@@ -311,17 +310,24 @@ class Lexicon:
         return self.column(table, column)
 
     def rows(self, table: str) -> str:
-        return row_nouns(table, self.namer.known)[1]
+        return self.namer.rows(table)[1]
 
     def row(self, table: str) -> str:
-        return row_nouns(table, self.namer.known)[0]
+        return self.namer.rows(table)[0]
 
     def value(self, table: str, column: str, value: Any) -> str:
         """A value as the question shows it: strings quoted, codes labelled, months named."""
         if isinstance(value, str):
             label = self.labeler(table, column, value) if self.labeler else None
             shown = f"'{value}'"
-            return f"{shown} ({label})" if label and label != value else shown
+            if label and label != value:
+                return f"{shown} ({label})"
+            if _SNAKE_TOKEN.fullmatch(value):
+                # a stored token in words first, its spelling after: "de facto official
+                # ('de_facto_official')"; round 16's blind judge read the bare token as a raw
+                # name three times (world_reference #9, #11, #13; decision 0197)
+                return f"{value.replace('_', ' ')} ({shown})"
+            return shown
         if isinstance(value, bool):
             return "true" if value else "false"  # a flag reads as a word, not Python's True
         if column.lower() == "month" and month_name(value):
@@ -362,7 +368,28 @@ class Lexicon:
         }
         if op == "=" or op == "!=":
             return f"{name} {words[op]} {shown}"
+        share = _share_of(name, card)
+        if share is not None and not suffix:
+            return f"{share} {words[op]} {shown}%"
         return f"{name} {words[op]} {shown}{suffix}"
+
+
+_SNAKE_TOKEN = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def _share_of(name: str, card: ColumnCard) -> str | None:
+    """ "the share of the population" for a column named "population percent" whose values are
+    percentages (0-100, not fractions such as TPC-DS's tax percentage of 0.00-0.11). "Population
+    percent is greater than 31" read the column out (round 16's blind judge, world_reference,
+    four times; decision 0197); "the share of the population is greater than 31%" says it."""
+    *head, last = name.split(" ")
+    if not head or last not in ("percent", "percentage"):
+        return None
+    low, high = card.min, card.max
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high))
+    if not numeric or not 0 <= low <= high <= 100 or high <= 1:  # type: ignore[operator]
+        return None
+    return f"the share of the {' '.join(head)}"
 
 
 def _flag(owner: str, name: str, on: bool) -> str:

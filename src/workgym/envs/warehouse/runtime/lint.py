@@ -6,7 +6,8 @@ Rules (issue 17), each over a task's prompt, reference SQL and answer as written
 - answer_in_prompt: the question text gives its answer away (`answer_leak`, here because the
   generator's split checks use it too);
 - column_name_in_prompt: an F8 question names the column it asks for (its identifier, or the
-  identifier without its table prefix, read as words: "list price" for ws_list_price);
+  identifier without its table prefix, read as words: "list price" for ws_list_price; from
+  version 7 with a hyphen read as a space: "alpha-2 code" for alpha_2);
 - tie_at_cut: a top-k answer whose k-th and (k+1)-th values are equal (the tie rule alone would
   decide which group is listed);
 - key_named_row: a row named by its surrogate key ("reason sk is 2") where its dimension holds a
@@ -93,8 +94,9 @@ RULES = FAILING_RULES + WARNING_RULES
 # names with the dictionary of schema/naming.py too (`tailnum`). Bump it when a rule is added or
 # changes what it flags (admission records keep the version they ran under). 4 adds the prose
 # rules a judge found on real warehouses (record, key-path and table.column talk). 5 counts sums
-# of per-unit measures (decision 0191); 6 reads F9's brief like any question (decision 0195).
-LINT_VERSION = 6
+# of per-unit measures (decision 0191); 6 reads F9's brief like any question (decision 0195);
+# 7 reads a hyphen as a space when a prompt names a column ("alpha-2 code", decision 0196).
+LINT_VERSION = 7
 RULES_NAME = f"warehouse-lint/{LINT_VERSION}"
 MESSAGES = {
     "key_aggregate": "a surrogate key is aggregated or compared with a threshold",
@@ -395,8 +397,9 @@ class Linter:
         return bool(column) and self.column_named(table, column, prompt)
 
     def column_named(self, table: str, column: str, text: str) -> bool:
-        """Does `text` name `table.column`: its identifier, or its identifier read as words?"""
-        low = text.lower()
+        """Does `text` name `table.column`: its identifier, or its identifier read as words?
+        A hyphen between words reads as a space: "the alpha-2 code" names `alpha_2` (7)."""
+        low = re.sub(r"(?<=\w)-(?=\w)", " ", text.lower())
         forms = {column.lower()}
         if table in self.tables:
             forms.add(stem(self.tables[table], column))

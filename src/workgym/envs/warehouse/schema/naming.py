@@ -346,6 +346,12 @@ def column_words(
             or (spelled or {}).get(word)
             or shown
         )
+    numbered = len(out) >= 2 and out[-1].isdigit() and out[-2].isalpha()
+    if numbered and col is not None and col.meaning in ("code", "identifier"):
+        # a code named by its scheme and a number is that scheme's code: ISO's `alpha_2` is
+        # the "alpha-2 code" (round 11's blind judge, world_reference #29: "whose alpha 2
+        # repeats" read the column out; decision 0196)
+        return " ".join([*out[:-2], f"{out[-2]}-{out[-1]}", "code"])
     if len(out) == 2 and out[1] == "count" and count(out[0]) >= COUNTED_NOUN:
         # `change_count` is the number of changes (round 8: "the total change count" read the
         # column out); a rarer first word (`dep` of `cd_dep_count`) is kept as it is
@@ -434,6 +440,39 @@ def row_nouns(table: str, known: Iterable[str] = ()) -> tuple[str, str]:
     return words, words + "s"
 
 
+# Words that name a key, not what it identifies: `country_code` identifies a country.
+ENTITY_KEY_WORDS = frozenset({"code", "id", "key", "sk", "number", "no"})
+PERIOD_WORDS = frozenset({"year", "season"})
+
+
+def _entity_period_noun(
+    table: TableCard, known: Iterable[str] = (), refs: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """ "country-year" for a table of grain entity_period whose key is exactly an entity's
+    code and a period (`player_code`, `year`); None otherwise. Where the code references a
+    table, the entity is that table's row (`refs`: column -> its singular): World Bank
+    fertility rates keyed by a `country_code` into `economy` are "economy-years", since the
+    economies include aggregates such as "OECD members" (round 16's blind judge called
+    "country-years" ambiguous; decision 0197)."""
+    if table.grain != "entity_period":
+        return None
+    for key in table.keys:
+        if len(key.columns) != 2 or key.duplicate_rows:
+            continue
+        period = [c for c in key.columns if set(split_words(c, known)[-1:]) & PERIOD_WORDS]
+        if len(period) != 1:
+            continue
+        entity = next(c for c in key.columns if c != period[0])
+        noun = (refs or {}).get(entity)
+        parts = noun.split(" ") if noun else split_words(stem(table, entity), known)
+        while len(parts) > 1 and parts[-1] in ENTITY_KEY_WORDS:
+            parts.pop()
+        if parts and parts[-1] not in ENTITY_KEY_WORDS and all(p.isalpha() for p in parts):
+            one = f"{' '.join(parts)}-{split_words(period[0], known)[-1]}"
+            return one, f"{one}s"
+    return None
+
+
 class Namer:
     """Natural names for one card's tables and columns, with the schema's own vocabulary and
     its foreign keys as evidence; computed once per name."""
@@ -467,6 +506,7 @@ class Namer:
         }
         self._columns: dict[tuple[str, str], str] = {}
         self._tables: dict[str, str] = {}
+        self._rows: dict[str, tuple[str, str]] = {}
 
     def _spelled_once(self) -> dict[str, str]:
         """Abbreviations a comment or a reference spells out for one column, read the same in
@@ -485,6 +525,31 @@ class Namer:
                     if found is not None and found.lower() != word:
                         readings.setdefault(word, set()).add(found)
         return _one_reading(readings)
+
+    def rows(self, name: str) -> tuple[str, str]:
+        """(singular, plural) for a table's rows: `row_nouns` of its name, except for an
+        entity per period keyed by exactly that pair, whose rows are "country-years" (World
+        Bank fertility rates per country and year: "count the fertility rates for which births
+        per woman is below 2.3" counted rows as rates, round 11's blind judge, world_reference
+        #3 and #27; decision 0196). Two such tables that would read alike keep their names."""
+        if name not in self._rows:
+            self._rows[name] = self._per_period(name) or row_nouns(name, self.known)
+        return self._rows[name]
+
+    def _per_period(self, name: str) -> tuple[str, str] | None:
+        said = self._entity_period(name)
+        if said is None:
+            return None
+        alike = [t.name for t in self.card.tables if self._entity_period(t.name) == said]
+        return said if alike == [name] else None
+
+    def _entity_period(self, name: str) -> tuple[str, str] | None:
+        refs = {
+            column: row_nouns(ref, self.known)[0]
+            for (table, column), ref in self.refs.items()
+            if table == name
+        }
+        return _entity_period_noun(self.tables[name], self.known, refs)
 
     def table(self, name: str) -> str:
         if name not in self._tables:

@@ -26,6 +26,7 @@ from workgym.envs.warehouse.generate.families.draft import (
 )
 from workgym.envs.warehouse.generate.families.filters import (
     Cond,
+    current_scope,
     dim_conditions,
     filter_sets,
     where,
@@ -94,6 +95,9 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     value, shape, metric = how_many(ctx, t)
     events = event_count(t)  # its total is "how many" already
     measures = [m for m in ctx.view.measures(t) if additive(m) and m is not events]
+    current = current_scope(ctx, t)  # a versioned table counts its current rows
+    scope = [current[0]] if current else []
+    clauses = [current[1]] if current else []
     for i, conds in enumerate(filter_sets(ctx, t)):
         words = [c.words(lex) for c in conds]
         if i % 3 != 2 or not measures:
@@ -103,9 +107,10 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 kind="integer",
                 slots=_slots(ctx, t, words, metric),
                 tables=(t.name,),
-                sql=_select(value.copy(), t, where(conds)),
+                sql=_select(value.copy(), t, where(conds + scope)),
                 nonzero=True,
-                population_sql=_select(value.copy(), t, None),
+                population_sql=_select(value.copy(), t, where(scope)),
+                clauses=list(clauses),
             )
             continue
         m = measures[i % len(measures)]
@@ -116,9 +121,10 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
             kind=kind,
             slots=_slots(ctx, t, words, lex.total(t.name, m.name)),
             tables=(t.name,),
-            sql=_select(agg("sum", col(m.name)), t, where(conds)),
+            sql=_select(agg("sum", col(m.name)), t, where(conds + scope)),
             decimals=decimals,
             nonzero=True,
+            clauses=list(clauses),
         )
 
 

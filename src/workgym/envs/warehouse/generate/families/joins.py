@@ -26,6 +26,7 @@ from workgym.envs.warehouse.generate.families.filters import (
 )
 from workgym.envs.warehouse.generate.families.sqlast import agg, and_all, col, count_star, table
 from workgym.envs.warehouse.generate.phrasing import join_conditions
+from workgym.envs.warehouse.runtime.lint import VACUOUS_SHARE
 from workgym.envs.warehouse.schema.card import ForeignKeyCard, TableCard
 from workgym.envs.warehouse.schema.meaning import averageable, event_count
 
@@ -40,8 +41,22 @@ def drafts(ctx: Context) -> Iterator[Draft]:
 
 
 def _ref_conditions(ctx: Context, ref: TableCard, per_column: int = 3) -> list[Cond]:
+    """Conditions on a referenced row that pick out something: not a key, and not a value
+    held by 95% or more of the referenced rows. "The package is not essential" holds for 687
+    of 710 packages, and round 17's blind judge called a count under it meaningless (debian
+    #8; decision 0197)."""
     keys = ref.single_keys()
-    return [c for c in dim_conditions(ctx, ref, per_column) if c.column not in keys]
+    return [
+        c
+        for c in dim_conditions(ctx, ref, per_column)
+        if c.column not in keys and _held(ref, c) < VACUOUS_SHARE * ref.rows
+    ]
+
+
+def _held(ref: TableCard, cond: Cond) -> int:
+    """How many of `ref`'s rows hold an equality condition's value (0 when not profiled)."""
+    column = ref.column(cond.column)
+    return next((v.count for v in column.top_values if v.value == cond.value), 0)
 
 
 def _via(ctx: Context, fk: ForeignKeyCard, cond: Cond) -> str:
@@ -101,15 +116,22 @@ def _one_hop(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     tables=(t.name, ref.name),
                     sql=q,
                     nonzero=True,
-                    population_sql=_population(t, value, kind),
+                    population_sql=_population(t, value, kind, [c.ast("t") for c in extra]),
                 )
 
 
-def _population(t: TableCard, value: exp.Expression, kind: str) -> exp.Expression | None:
-    """The count over every row of `t` (a count's population; an average has none)."""
+def _population(
+    t: TableCard, value: exp.Expression, kind: str, own: list[exp.Expression] | None = None
+) -> exp.Expression | None:
+    """The count over every row of `t` that meets the row's `own` conditions (a count's
+    population; an average has none). With the row's own conditions in it, the condition on
+    the referenced row must cut something: 1,512 of the 1,575 `>=` relations have a package
+    that is not essential, so "... and the package is not essential" asked nothing (round 16's
+    blind judge, debian_history #10; decision 0197)."""
     if kind != "integer":
         return None
-    return exp.select(value.copy()).from_(table(t.name, "t"))
+    q = exp.select(value.copy()).from_(table(t.name, "t"))
+    return q.where(and_all(own)) if own else q
 
 
 def _bridge(ctx: Context, t: TableCard) -> Iterator[Draft]:

@@ -73,10 +73,16 @@ def _ordered(
     ]
 
 
-def _among(ctx: Context, conds: list[Cond], rows: str) -> str:
+def _among(ctx: Context, conds: list[Cond], rows: str, metric: str = "") -> str:
+    """The rows a ranking counts, said once: "by number of package relations where relation
+    is 'breaks'", not "... among package relations where ..." after a metric that already
+    names them (round 17's blind judge, debian_history #4, stilted R; decision 0197)."""
     if not conds:
         return ""
-    return f" among {rows} where {join_conditions([c.words(ctx.lexicon) for c in conds])}"
+    said = join_conditions([c.words(ctx.lexicon) for c in conds])
+    if metric == f"number of {rows}":
+        return f" where {said}"
+    return f" among {rows} where {said}"
 
 
 def _groups(ctx: Context, t: TableCard) -> Iterator[Draft]:
@@ -121,7 +127,7 @@ def _groups(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 "k": str(k),
                 "groups": plural(lex.column(t.name, g.name)),
                 "metric": metric,
-                "among": _among(ctx, conds, rows),
+                "among": _among(ctx, conds, rows, metric),
             }
             yield Draft(
                 family=FAMILY,
@@ -192,7 +198,7 @@ def _null_group(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     "k": str(k),
                     "groups": plural(lex.column(t.name, g.name)),
                     "metric": metric,
-                    "among": _among(ctx, conds, rows),
+                    "among": _among(ctx, conds, rows, metric),
                 },
                 tables=(t.name,),
                 sql=good.group_by(group.copy()).order_by(*order).limit(k),
@@ -288,7 +294,7 @@ def _fk_group(
             "k": str(k),
             "groups": groups,
             "metric": metric,
-            "among": _among(ctx, conds, rows),
+            "among": _among(ctx, conds, rows, metric),
         },
         tables=(t.name, ref.name),
         sql=build("left" if orphans else "inner"),

@@ -19,6 +19,7 @@ from workgym.envs.warehouse.generate.families.counting import _interleave
 from workgym.envs.warehouse.generate.families.draft import Context, Draft, threshold
 from workgym.envs.warehouse.generate.families.filters import (
     Cond,
+    current_scope,
     dim_conditions,
     measure_conditions,
     where,
@@ -49,9 +50,11 @@ def _among(ctx: Context, t: TableCard, conds: list[Cond]) -> str:
     return f" where {join_conditions([c.words(ctx.lexicon) for c in conds])}"
 
 
-def _population(ctx: Context, t: TableCard, conds: list[Cond], extra: str = "") -> str:
+def _population(
+    ctx: Context, t: TableCard, conds: list[Cond], extra: str = "", current: bool = False
+) -> str:
     rows = ctx.lexicon.rows(t.name)
-    scope = f"all {rows}{_among(ctx, t, conds)}"
+    scope = f"all {'current ' if current else ''}{rows}{_among(ctx, t, conds)}"
     return f"The population is {scope}{extra}."
 
 
@@ -75,6 +78,8 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     dims = dim_conditions(ctx, t, per_column=3)
     preds = [c for c in measure_conditions(ctx, t) if t.column(c.column).null_count == 0]
     preds += [c for c in dims if t.column(c.column).null_count == 0]
+    current = current_scope(ctx, t, "Count")  # a versioned table's shares are of current rows
+    scope_said = [current[1]] if current else []
     for i, pred in enumerate(preds):
         scopes = [[], *[[d] for d in dims if d.column != pred.column][:3]]
         for conds in scopes[i % 2 :: 2]:
@@ -86,8 +91,8 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
                 pred.words(lex),
                 shape="share",
                 tables=(t.name,),
-                sql=_share(t, pred, conds, count_star()),
-                clauses=[_population(ctx, t, conds)],
+                sql=_share(t, pred, conds + ([current[0]] if current else []), count_star()),
+                clauses=[_population(ctx, t, conds, current=bool(current)), *scope_said],
             )
 
 

@@ -3,8 +3,10 @@
 The right answer is to abstain with the reason, not to produce a number:
 - missing_data: the question needs a concept no table or column holds (ticket prices in a
   flights warehouse). A concept is used only when none of its keywords appears in any table or
-  column name or comment of the card, and a check query confirms the rest of the question (its
-  filter) does match rows, so the only thing missing is the concept itself.
+  column name or comment of the card, only of rows it could describe (a flight's ticket price,
+  a subdivision's population; never a package relation's passengers), and a check query
+  confirms the rest of the question (its filter) does match rows, so the only thing missing is
+  the concept itself.
 - out_of_range: the question asks about a year the data does not cover; a check query confirms
   that no row falls in it.
 The surface form asks for an ordinary answer (a number, an integer), so the task measures
@@ -14,6 +16,7 @@ whether an agent checks before answering.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -24,22 +27,53 @@ from workgym.envs.warehouse.generate.families.sqlast import count_star, lit, tab
 from workgym.envs.warehouse.schema.card import SchemaCard, TableCard
 
 FAMILY = "F10"
-CONCEPTS: list[tuple[str, tuple[str, ...]]] = [
-    ("ticket price", ("price", "fare", "ticket")),
-    ("number of passengers", ("passenger", "pax")),
-    ("customer satisfaction score", ("satisfaction", "rating", "score")),
-    ("fuel consumption", ("fuel",)),
-    ("gate number", ("gate",)),
-    ("crew size", ("crew",)),
-    ("revenue", ("revenue", "sales", "price", "amount")),
-    ("profit margin", ("profit", "margin")),
-    ("employee headcount", ("employee", "headcount", "staff")),
-    ("marketing spend", ("marketing", "campaign", "spend")),
-    ("refund amount", ("refund",)),
-    ("customer age", ("age", "birth")),
-    ("CO2 emissions", ("co2", "emission", "carbon")),
-    ("baggage weight", ("baggage", "luggage", "bag")),
-]
+FLIGHTS = frozenset({"flight", "trip", "booking", "journey"})
+SALES = frozenset({"sale", "order", "invoice", "purchase", "transaction"})
+PLACES = frozenset({"country", "subdivision", "territory", "city", "region", "state",
+                    "province", "district", "county", "municipality"})  # fmt: skip
+RELEASES = frozenset({"package", "release", "upload"})
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A quantity a warehouse may lack: asked only when none of `keywords` occurs in the
+    schema, and only of rows it could describe (`rows`, singular head nouns). "The total number
+    of passengers of package relations" is missing from a Debian archive, but nobody would ask
+    for it: round 16's blind judge called three such questions meaningless (decision 0197)."""
+
+    name: str
+    keywords: tuple[str, ...]
+    rows: frozenset[str]
+    summable: bool = True  # "the total customer satisfaction score" is no quantity: averaged
+
+
+CONCEPTS: list[Concept] = [
+    Concept("ticket price", ("price", "fare", "ticket"), FLIGHTS),
+    Concept("number of passengers", ("passenger", "pax"), FLIGHTS),
+    # a credit rating (TPC-DS's customer demographics) is no satisfaction score
+    Concept("customer satisfaction score", ("satisfaction", "survey", "score"),
+            FLIGHTS | SALES | {"return", "visit", "call"}, summable=False),
+    Concept("loyalty points earned", ("loyalty", "points", "reward"), SALES),
+    Concept("refund processing time", ("processing",), frozenset({"return"}), summable=False),
+    Concept("fuel consumption", ("fuel",), FLIGHTS),
+    Concept("crew size", ("crew",), frozenset({"flight"})),
+    Concept("revenue", ("revenue", "sales", "price", "amount"), SALES | {"flight", "booking"}),
+    Concept("profit margin", ("profit", "margin"), SALES, summable=False),
+    Concept("employee headcount", ("employee", "headcount", "staff"),
+            frozenset({"store", "branch", "department", "office", "company"})),
+    Concept("marketing spend", ("marketing", "campaign", "spend"),
+            frozenset({"campaign", "product", "brand"})),
+    Concept("refund amount", ("refund",), SALES | {"return", "booking"}),
+    Concept("customer age", ("age", "birth"), SALES | {"booking"}, summable=False),
+    Concept("CO2 emissions", ("co2", "emission", "carbon"), FLIGHTS | {"shipment", "delivery"}),
+    Concept("baggage weight", ("baggage", "luggage", "bag"), frozenset({"flight", "booking"})),
+    Concept("population", ("population", "inhabitant", "resident"), PLACES),
+    Concept("land area", ("area", "km2", "sq"), PLACES),
+    Concept("number of downloads", ("download",), RELEASES | {"changelog entry"}),
+    Concept("number of open bug reports", ("bug",), RELEASES),
+    Concept("build duration", ("build", "duration"), RELEASES | {"changelog entry"},
+            summable=False),
+]  # fmt: skip
 
 
 def absent(card: SchemaCard, keywords: tuple[str, ...]) -> bool:
@@ -51,25 +85,33 @@ def absent(card: SchemaCard, keywords: tuple[str, ...]) -> bool:
 
 
 def drafts(ctx: Context) -> Iterator[Draft]:
-    concepts = [name for name, keys in CONCEPTS if absent(ctx.card, keys)]
+    concepts = [c for c in CONCEPTS if absent(ctx.card, c.keywords)]
     if not concepts:
         ctx.skip(FAMILY, "every stock concept occurs in the schema; no missing-data questions")
     facts = ctx.view.facts()
     out: list[Draft] = []
     for t in facts:
-        out += list(_missing(ctx, t, concepts))
+        fitting = [c for c in concepts if _describes(c, ctx.lexicon.row(t.name))]
+        if concepts and not fitting:
+            ctx.skip(FAMILY, f"{t.name}: no missing concept that its rows could have")
+        out += list(_missing(ctx, t, fitting))
         out += list(_out_of_range(ctx, t))
     ctx.rng.shuffle(out)
     yield from out
 
 
-def _missing(ctx: Context, t: TableCard, concepts: list[str]) -> Iterator[Draft]:
+def _describes(concept: Concept, row: str) -> bool:
+    """Could `concept` be a quantity of a `row` ("flight", "store sale", "changelog entry")?"""
+    return row.lower() in concept.rows or row.lower().split(" ")[-1] in concept.rows
+
+
+def _missing(ctx: Context, t: TableCard, concepts: list[Concept]) -> Iterator[Draft]:
     lex = ctx.lexicon
     # A star schema's facts hold keys and measures only: filter on a measure then.
     conds = dim_conditions(ctx, t, per_column=2) or measure_conditions(ctx, t)
     for i, concept in enumerate(concepts):
         for j, cond in enumerate(conds[i % 3 :: 3][:4]):
-            word = "average" if (i + j) % 2 == 0 else "total"
+            word = "average" if (i + j) % 2 == 0 or not concept.summable else "total"
             check = exp.select(exp.GT(this=count_star(), expression=lit(0))).from_(table(t.name))
             check = check.where(cond.ast())
             yield Draft(
@@ -77,7 +119,7 @@ def _missing(ctx: Context, t: TableCard, concepts: list[str]) -> Iterator[Draft]
                 shape="missing_concept",
                 kind="abstain",
                 slots={
-                    "metric": f"{word} {concept}",
+                    "metric": f"{word} {concept.name}",
                     "rows": lex.rows(t.name),
                     "where": f" where {cond.words(lex)}",
                     "surface_kind": "number",
@@ -86,7 +128,7 @@ def _missing(ctx: Context, t: TableCard, concepts: list[str]) -> Iterator[Draft]
                 static={"kind": "abstain", "reason": "missing_data"},
                 check_sql=check,
                 decimals=2,
-                note=f"no column holds {concept}",
+                note=f"no column holds {concept.name}",
             )
 
 
