@@ -40,7 +40,7 @@ def where(conds: list[Cond], alias: str | None = None) -> exp.Expression | None:
     return and_all([c.ast(alias) for c in conds])
 
 
-def current_scope(ctx: Context, table: TableCard, verb: str = "Count") -> tuple[Cond, str] | None:
+def current_scope(ctx: Context, table: TableCard) -> tuple[Cond, str] | None:
     """The condition and the sentence that keep a versioned table's current rows, or None for
     a table that is not versioned. "How many territory currencies are legal tender" means now:
     465 rows are, 203 of them periods that ended (Andorra's peseta), so round 17's blind judge
@@ -51,7 +51,7 @@ def current_scope(ctx: Context, table: TableCard, verb: str = "Count") -> tuple[
         return None
     rows = ctx.lexicon.rows(table.name)
     sentence = (
-        f"{verb} only the current {rows}: those whose valid-to date ({table.name}.{end}) is "
+        f"Count only the current {rows}: those whose valid-to date ({table.name}.{end}) is "
         "empty, as every earlier version has one."
     )
     return Cond(table.name, end, "is_null"), sentence

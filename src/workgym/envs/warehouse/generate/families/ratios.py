@@ -78,7 +78,7 @@ def _plain(ctx: Context, t: TableCard) -> Iterator[Draft]:
     dims = dim_conditions(ctx, t, per_column=3)
     preds = [c for c in measure_conditions(ctx, t) if t.column(c.column).null_count == 0]
     preds += [c for c in dims if t.column(c.column).null_count == 0]
-    current = current_scope(ctx, t, "Count")  # a versioned table's shares are of current rows
+    current = current_scope(ctx, t)  # a versioned table's shares are of current rows
     scope_said = [current[1]] if current else []
     for i, pred in enumerate(preds):
         scopes = [[], *[[d] for d in dims if d.column != pred.column][:3]]
