@@ -25,9 +25,9 @@ from workgym.envs.warehouse.schema.card import SchemaCard
 
 ARCHIVE = """
 CREATE TABLE package (name VARCHAR PRIMARY KEY, section VARCHAR, essential BOOLEAN,
-                      obsolete BOOLEAN);
+                      obsolete BOOLEAN, installed_size_kib DOUBLE);
 INSERT INTO package SELECT 'p' || i, ['libs', 'utils', 'devel', 'admin'][1 + i % 4],
-    i % 12 = 0, i % 100 = 1 FROM range(200) t(i);
+    i % 12 = 0, i % 100 = 1, 100.5 + (i % 40) * 25 FROM range(200) t(i);
 CREATE TABLE package_relation (package VARCHAR REFERENCES package (name), relation VARCHAR,
                                version_operator VARCHAR, target_version VARCHAR);
 INSERT INTO package_relation SELECT 'p' || (i % 200),
@@ -114,3 +114,14 @@ def test_a_condition_on_the_referenced_row_must_cut_the_rows_own_set(
 def test_no_anti_join_says_used_by_none() -> None:
     # record talk, judged stilted in rounds 11 (twice) and 16
     assert not any("used by none" in t for t in TEMPLATES["F6"])
+
+
+def test_rows_picked_by_what_they_have_read_as_english(archive: tuple[SchemaCard, Path]) -> None:
+    # round 18's second judge: "packages where they have at least one package relation ..."
+    from workgym.envs.warehouse.generate.phrasing import render
+
+    fan_out = [d for d in FAMILIES["F3"](family_context(*archive)) if "having" in d.slots]
+    assert fan_out
+    for i in range(4):
+        said = render("F3", i, fan_out[0].slots)
+        assert "at least one package relation" in said and "they have" not in said

@@ -220,10 +220,8 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
             scope = join_conditions([c.words(lex) for c in conds])
             # "items that have at least one store return whose net loss is ...": round 9's
             # blind judge read "the item is used by at least one store return where ..." as
-            # key-path talk
-            words = f"they have at least one {lex.row(t.name)}" + (
-                f" whose {scope}" if scope else ""
-            )
+            # key-path talk (phrasing.HAVING_TEMPLATES)
+            having = f"{lex.row(t.name)}" + (f" whose {scope}" if scope else "")
             # Both naive neighbours aggregate over the join instead of over the used rows of ref.
             joined = (
                 exp.select()
@@ -245,7 +243,7 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     slots={
                         "metric": lex.total(ref.name, m.name),
                         "rows": lex.rows(ref.name),
-                        "conds": words,
+                        "having": having,
                     },
                     tables=(ref.name, t.name),
                     sql=correct,
@@ -268,7 +266,7 @@ def _fan_out(ctx: Context, t: TableCard) -> Iterator[Draft]:
                     slots={
                         "metric": f"average {phrase}",
                         "rows": lex.rows(ref.name),
-                        "conds": words,
+                        "having": having,
                     },
                     tables=(ref.name, t.name),
                     sql=correct,
