@@ -43,6 +43,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--seed", type=int, default=17)
     args = parser.parse_args()
+    if not (args.env / "tasks.jsonl").is_file():
+        parser.error(f"{args.env} holds no tasks.jsonl; give a folder `workgym generate` wrote")
     tasks = [t for t in TaskSet.from_jsonl(args.env / "tasks.jsonl")]
     rng = random.Random(args.seed)
     sample = rng.sample(tasks, min(args.n, len(tasks)))
