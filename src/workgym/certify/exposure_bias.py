@@ -29,6 +29,20 @@ errors (a wrong submission ends it, a wrong lookup lengthens it): `bench/exposur
 measures up to 0.17 either way (decision 0180). Positive: the model is worse on its own prefixes
 than on the gold ones.
 
+That null has a blind spot: it takes a task's accuracy to be one rate at every step. Where steps
+differ in difficulty (choosing a tool call is harder than submitting the value it returned) and
+a wrong step shortens or lengthens the episode, the own steps hold a different mix of hard and
+easy steps than the gold ones, and the estimator moves with no exposure bias at all
+(`bench/exposure_null_sim.py --positions`, decision 0198). So each step is also compared with
+its own state: an own step whose right next actions are those of a gold step of the same task
+(the same `state_label`) expects the gold-prefix accuracy at *that* step,
+
+    exposure bias by state = sum over matched own steps of (tf_{t,s} - right) / (matched own steps)
+
+whose null is "the model acts as well from a state it reached by itself as from the gold state
+that needs the same next action": mean 0 by the same optional-stopping argument, whatever the
+steps' difficulties. Own steps from a state no gold step shares are left out and counted.
+
 The compounding prediction sets the per-step teacher-forced accuracy beside observed free
 success: if steps failed independently at their teacher-forced rates and any failed step lost
 the task, a task of n steps would succeed with the product of the per-position accuracies.
@@ -43,7 +57,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from workgym.certify.teacher_forcing import StepScore, TaskScore, action_key, action_text
+from workgym.certify.teacher_forcing import (
+    StepScore,
+    TaskScore,
+    action_key,
+    action_text,
+    state_label,
+)
+from workgym.core.next_action import right_next
 
 if TYPE_CHECKING:
     from workgym.core.episode import Episode
@@ -79,13 +100,13 @@ def score_episode(
     for i, message in enumerate(episode.messages):
         if message.role != "assistant":
             continue
-        right = oracle.next_action(task, episode.messages[:i])
+        rights = right_next(oracle, task, episode.messages[:i])
         steps.append(
             StepScore(
                 index=i,
-                matched=action_key(message) == action_key(right),
+                matched=action_key(message) in [action_key(r) for r in rights],
                 predicted=action_text(message),
-                gold=action_text(right),
+                gold=state_label(rights),
             )
         )
     if not steps:
@@ -123,6 +144,53 @@ def on_own_steps(
     expected = sum(rate * own.get(t, (0, 0))[1] for t, rate in gold_rate.items())
     right = sum(own.get(t, (0, 0))[0] for t in gold_rate)
     return expected / steps, right / steps
+
+
+def state_rates(scores: list[TaskScore]) -> dict[tuple[str, str], float]:
+    """Gold-prefix accuracy per (task, state label), over every draw of the task's gold steps
+    taken from that state."""
+    hits: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for score in scores:
+        for step in score.steps:
+            hits[(score.task_id, step.gold)].append(step.matched)
+    return {k: sum(v) / len(v) for k, v in hits.items()}
+
+
+class ByState(BaseModel):
+    """Own steps set beside the gold-prefix accuracy of the gold state with the same label."""
+
+    expected: float
+    """Mean gold-prefix accuracy of the matched own steps' states."""
+    observed: float
+    """Share of the matched own steps that were right."""
+    matched: int
+    """Own steps whose state a gold step of the same task shares."""
+    own_steps: int
+    """Every own step of the scores."""
+
+    @property
+    def bias(self) -> float:
+        return self.expected - self.observed
+
+
+def on_own_states(gold: dict[tuple[str, str], float], own: list[OwnScore]) -> ByState | None:
+    """Exposure bias by state (module docstring): None when no own step's state has a gold
+    counterpart."""
+    expected = 0.0
+    right = matched = total = 0
+    for score in own:
+        for step in score.steps:
+            total += 1
+            rate = gold.get((score.task_id, step.gold))
+            if rate is None:
+                continue
+            matched += 1
+            expected += rate
+            right += step.matched
+    if not matched:
+        return None
+    return ByState(expected=expected / matched, observed=right / matched, matched=matched,
+                   own_steps=total)  # fmt: skip
 
 
 def position_accuracy(scores: list[TaskScore]) -> list[float]:

@@ -41,13 +41,16 @@ from pydantic import BaseModel
 
 from workgym.certify.exposure_bias import (
     OWN,
+    ByState,
     OwnScore,
+    on_own_states,
     on_own_steps,
     own_counts_by_task,
     own_position_accuracy,
     position_accuracy,
     predicted_success,
     score_episode,
+    state_rates,
 )
 from workgym.certify.gap_null import (
     AgreementFit,
@@ -108,6 +111,9 @@ class Cell(BaseModel):
     """Own-prefix accuracy at the 1st, 2nd, ... step, over the episodes that reached it."""
     predicted_success: float | None = None
     """Success predicted from `tf_by_position` (independent steps, any miss loses the task)."""
+    by_state: ByState | None = None
+    """The own steps against the gold-prefix accuracy of the gold state with the same right
+    actions (`exposure_bias.on_own_states`); None without an oracle or a matched own step."""
 
     @property
     def gap(self) -> float:
@@ -120,6 +126,11 @@ class Cell(BaseModel):
         if self.own_step_rate is None or self.tf_on_own_steps is None:
             return None
         return self.tf_on_own_steps - self.own_step_rate
+
+    @property
+    def exposure_by_state(self) -> float | None:
+        """Exposure bias by state: gold-state minus own-state accuracy on matched own steps."""
+        return self.by_state.bias if self.by_state is not None else None
 
 
 class ModelExposure(BaseModel):
@@ -139,6 +150,15 @@ class ModelExposure(BaseModel):
     """Gold-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's tasks."""
     own_by_position: list[float] = []
     """Own-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's episodes."""
+    by_state: float | None = None
+    """Mean over families of the exposure bias by state (`Cell.exposure_by_state`)."""
+    by_state_lower: float | None = None
+    by_state_upper: float | None = None
+    """95% t interval over the families that have a matched own step."""
+    by_state_families: int = 0
+    by_state_matched: int = 0
+    """Own steps matched to a gold state, of `by_state_own_steps`."""
+    by_state_own_steps: int = 0
 
 
 class ModelCompounding(BaseModel):
@@ -430,6 +450,7 @@ def build_cells(
                     tf_by_position=position_accuracy(pooled),
                     own_by_position=own_position_accuracy(theirs),
                     predicted_success=predicted_success(pooled),
+                    by_state=on_own_states(state_rates(pooled), theirs) if own else None,
                 )
             )
     return cells
@@ -473,6 +494,9 @@ def exposure_by_model(
             continue
         biases = [c.exposure_bias or 0.0 for c in mine]
         lower, upper = _t_interval(biases)
+        states = [c.by_state for c in mine if c.by_state is not None]
+        by_state = [b.bias for b in states]
+        state_lower, state_upper = _t_interval(by_state)
         rows.append(
             ModelExposure(
                 model=label,
@@ -484,6 +508,12 @@ def exposure_by_model(
                 upper=upper,
                 gold_by_position=position_accuracy([g for g in gold if g.model == label]),
                 own_by_position=own_position_accuracy([o for o in own if o.model == label]),
+                by_state=sum(by_state) / len(by_state) if by_state else None,
+                by_state_lower=state_lower,
+                by_state_upper=state_upper,
+                by_state_families=len(states),
+                by_state_matched=sum(b.matched for b in states),
+                by_state_own_steps=sum(b.own_steps for b in states),
             )
         )
     return rows

@@ -17,6 +17,11 @@ its first action equals the gold one:
   whitespace do not count; `"5"` is not `5`);
 - a text reply (environments without a final tool): the same text after stripping whitespace.
 
+Where the environment declares several right next actions (`core.next_action.SeveralNextActions`),
+the step matches when the answer is any of the actions right from the gold prefix, which must
+include the gold one; the step's `gold` then names them all (`state_label`), so an own step
+reached by another path can be matched to the gold state with the same right actions.
+
 Any model works (an `openai/` endpoint, `hf/`, a test double). A model that can also score given
 tokens (`GoldScorer`: the `hf/` provider) adds the gold trajectory's mean token log-likelihood.
 """
@@ -30,6 +35,7 @@ from pydantic import BaseModel
 
 from workgym.core.messages import Message
 from workgym.core.model import Sampling
+from workgym.core.next_action import SeveralNextActions, next_action_oracle
 from workgym.core.task_aware import TaskAwareModel
 
 if TYPE_CHECKING:
@@ -71,7 +77,8 @@ class StepScore(BaseModel):
     predicted: str
     """The model's action as text, for reading mismatches."""
     gold: str
-    """The gold action as text."""
+    """The gold action as text; where the environment declares several right actions, all of
+    them (`state_label`): the label of the state this step was taken from."""
     logprob: float | None = None
     """Sum of the gold reply's token log-probabilities (GoldScorer models only)."""
     tokens: int | None = None
@@ -131,6 +138,12 @@ def action_text(message: Message) -> str:
     return f"{name}({shown})"[:500]
 
 
+def state_label(rights: list[Message]) -> str:
+    """A state named by its right next actions: one action's text, or several sorted and joined
+    by " | " (so a gold state and an own state with the same right actions share a label)."""
+    return " | ".join(sorted({action_text(m) for m in rights}))
+
+
 def gold_steps(messages: list[Message]) -> list[GoldStep]:
     """The assistant steps of a gold conversation."""
     return [
@@ -155,16 +168,25 @@ async def score_task(
     tools = env.toolkit(task).specs
     if isinstance(model, TaskAwareModel):  # a test double plays its own script, step by step
         model = model.for_task(task, env)
+    oracle = next_action_oracle(env)
+    several = oracle if isinstance(oracle, SeveralNextActions) else None
     steps: list[StepScore] = []
     for step in gold_steps(gold):
         prefix = gold[: step.index]
         reply = (await model.complete(prefix, tools, sampling)).message
         target = gold[step.index]
+        rights = [target] if several is None else several.next_actions(task, prefix)
+        keys = [action_key(r) for r in rights]
+        if action_key(target) not in keys:
+            raise ValueError(
+                f"{env.id}: next_actions of task {task.id} leaves out the gold step "
+                f"{step.action}; make the oracle's trajectory one of its right paths"
+            )
         score = StepScore(
             index=step.index,
-            matched=action_key(reply) == action_key(target),
+            matched=action_key(reply) in keys,
             predicted=action_text(reply),
-            gold=step.action,
+            gold=step.action if several is None else state_label(rights),
         )
         if epoch == 0 and isinstance(model, GoldScorer):
             score.logprob, score.tokens = model.reply_logprob(prefix, tools, target)

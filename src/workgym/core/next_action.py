@@ -7,6 +7,12 @@ now? Only the environment can say, and only some can (lookup's facts are read-on
 next call is the first lookup whose answer is not yet in the conversation). An environment
 declares the capability by defining `next_action`; the `Environment` base class knows nothing of
 it, and a consumer that finds none says so instead of guessing.
+
+Some states have several right next actions: the reads of an order-free list, or a tool call and
+the answer it would return when the agent can work the answer out itself. An environment says so
+by also defining `next_actions`, every right action with the canonical one first; a step is then
+right when it is any of them, given the gold prefix as given the model's own (`right_next`), so
+the two accuracies stay one unit.
 """
 
 from __future__ import annotations
@@ -27,6 +33,23 @@ class NextActionOracle(Protocol):
         """The assistant message an agent should send next, given the conversation so far
         (system and user messages, the agent's own earlier turns and the tools' replies)."""
         ...
+
+
+@runtime_checkable
+class SeveralNextActions(Protocol):
+    """An oracle whose states may have more than one right next action."""
+
+    def next_actions(self, task: Task, messages: list[Message]) -> list[Message]:
+        """Every right next action from this state, `next_action`'s first."""
+        ...
+
+
+def right_next(oracle: NextActionOracle, task: Task, messages: list[Message]) -> list[Message]:
+    """The right next actions from a state: all of them where the oracle declares several, else
+    its one."""
+    if isinstance(oracle, SeveralNextActions):
+        return oracle.next_actions(task, messages)
+    return [oracle.next_action(task, messages)]
 
 
 def next_action_oracle(env: Environment) -> NextActionOracle | None:

@@ -279,7 +279,7 @@ def split_advice(tasks: TaskSet, empty: Sequence[str]) -> str:
     pin = f"pin families: TaskSet.from_jsonl(..., split_spec=wg.SplitSpec(overrides={pins!r}))"
     more = f"add about {needed - have} families ({needed} leave no split empty 99 times in 100)"
     if not pins:  # one family or none in train: nothing to move without emptying it
-        return more
+        return more if needed > have else "pin a family to each empty split (SplitSpec overrides)"
     return f"{more}, or {pin} in your tasks()" if needed > have else f"{pin} in your tasks()"
 
 

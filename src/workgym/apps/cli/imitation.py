@@ -133,6 +133,17 @@ def print_report(report: ImitationReport) -> None:
             f"{e.n_families} families (gold prefix {e.gold_prefix:.3f}, own prefix "
             f"{e.own_prefix:.3f}; null 0)"
         )
+        if e.by_state is not None:
+            ci = (
+                "n/a"
+                if e.by_state_lower is None
+                else f"[{e.by_state_lower:+.3f}, {_num(e.by_state_upper, '+.3f')}]"
+            )
+            out.print(
+                f"  by state (each own step against the gold step with the same right actions): "
+                f"{e.by_state:+.3f}, 95% CI {ci} over {e.by_state_families} families; "
+                f"{e.by_state_matched} of {e.by_state_own_steps} own steps matched"
+            )
         out.print(
             f"  by step: gold prefix {' '.join(f'{a:.2f}' for a in e.gold_by_position)}; "
             f"own prefix {' '.join(f'{a:.2f}' for a in e.own_by_position)}"

@@ -104,6 +104,26 @@ class ToyExamples(Environment):
         split = SplitSpec(salt="toy-examples/66", train=0.4, dev=0.2, test=0.4)
         return TaskSet(tasks, split)
 
+    def next_action(self, task: Task, messages: list[Message]) -> Message:
+        """The canonical right next call from any state (`core.next_action`)."""
+        return self.next_actions(task, messages)[0]
+
+    def next_actions(self, task: Task, messages: list[Message]) -> list[Message]:
+        """Every right next call from any state (`core.next_action.SeveralNextActions`).
+
+        Until a tool reply holds the answer, two calls are right: `transform` with the task's
+        rule and word (the tool path, first), or submitting the answer worked out without the
+        tool, which the verifier accepts just the same. A wrong transform teaches nothing, so
+        after one both are still right. Once a reply holds the answer, only submitting it is.
+        """
+        answer = str(task.answer)
+        submit_it = Message(role="assistant", tool_calls=[_call("submit", answer=answer)])
+        if any(m.role == "tool" and (m.content or "").strip() == answer for m in messages):
+            return [submit_it]
+        kind, word = str(task.meta["kind"]), str(task.meta["word"])
+        use_tool = Message(role="assistant", tool_calls=[_call("transform", kind=kind, word=word)])
+        return [use_tool, submit_it]
+
     def verify(self, task: Task, episode: Episode) -> Verdict:
         got = episode.answer
         if not isinstance(got, str):
