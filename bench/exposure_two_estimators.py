@@ -1,4 +1,4 @@
-"""Both exposure-bias estimators on one `workgym imitation-gap` folder (decisions 0179, 0180).
+"""The exposure-bias estimators on one `workgym imitation-gap` folder (decisions 0179, 0180, 0198).
 
     PYTHONPATH=src python bench/exposure_two_estimators.py runs/c1/imgap
 
@@ -8,7 +8,11 @@ prints, per model, the mean over families with a 95% t interval over families of
 - per-episode share: the task's gold-prefix rate minus the mean over its episodes of each
   episode's share of right steps, averaged over tasks (decision 0179 as preregistered; biased
   under the null, decision 0180);
-- on own steps: sum_t (tf_t N_t - S_t) / sum_t N_t (what `imitation-gap` reports now).
+- on own steps: sum_t (tf_t N_t - S_t) / sum_t N_t (decision 0180; biased when steps differ in
+  difficulty, decision 0198);
+- by state: each own step against the gold-prefix accuracy of the gold step with the same right
+  next actions (`certify.exposure_bias.on_own_states`, decision 0198's primary), with how many
+  own steps had a matching gold state.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from scipy import stats
+
+from workgym.certify.exposure_bias import OwnScore, on_own_states, state_rates
+from workgym.certify.teacher_forcing import TaskScore
 
 
 def t_interval(values: list[float]) -> str:
@@ -42,6 +49,8 @@ def main() -> None:
         sys.exit(f"error: {args.folder} holds no imitation-gap run; pass its --out folder")
     tf: dict[tuple[str, str], list[float]] = defaultdict(list)
     family: dict[str, str] = {}
+    gold_scores = [TaskScore.model_validate_json(x) for x in tf_lines.read_text().splitlines()]
+    own_scores = [OwnScore.model_validate_json(x) for x in own_lines.read_text().splitlines()]
     for line in tf_lines.read_text().splitlines():
         row = json.loads(line)
         steps = row["steps"]
@@ -70,8 +79,18 @@ def main() -> None:
         fams = sorted(per_episode)
         old = [statistics.fmean(per_episode[f]) for f in fams]
         new = [num[f] / den[f] for f in fams if den[f]]
+        states = [
+            on_own_states(
+                state_rates([g for g in gold_scores if g.model == model and g.family == f]),
+                [o for o in own_scores if o.model == model and o.family == f],
+            )
+            for f in fams
+        ]
+        found = [b for b in states if b is not None]
+        matched = f"{sum(b.matched for b in found)} of {sum(b.own_steps for b in found)} own steps"
         print(f"{model}: {len(fams)} families; per-episode share {t_interval(old)}; "
-              f"on own steps {t_interval(new)}")  # fmt: skip
+              f"on own steps {t_interval(new)}; by state {t_interval([b.bias for b in found])} "
+              f"({len(found)} families, {matched} matched)")  # fmt: skip
 
 
 if __name__ == "__main__":
