@@ -84,3 +84,15 @@ def test_jsonl_roundtrip_and_errors(tmp_path) -> None:
         TaskSet([Task(id="x", family="f", prompt="a"), Task(id="x", family="g", prompt="b")])
     with pytest.raises(ValueError, match="unknown split"):
         ts.split("validation")
+
+
+def test_split_advice_never_asks_for_a_negative_number_of_families() -> None:
+    """Plenty of families but every one pinned away from train: the advice is to pin, not to
+    'add about -N families' (what it said before 0198's toy-examples variant hit it)."""
+    from workgym.core.tasks import split_advice
+
+    tasks = [Task(family=f"f{i}", prompt=f"q{i}", answer=i) for i in range(60)]
+    pinned = {f"f{i}": "dev" for i in range(60)}
+    spec = SplitSpec(overrides=pinned)  # type: ignore[arg-type]
+    advice = split_advice(TaskSet(tasks, spec), ["train", "test"])
+    assert "add about" not in advice and "pin a family" in advice
