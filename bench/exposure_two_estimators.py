@@ -12,7 +12,8 @@ prints, per model, the mean over families with a 95% t interval over families of
   difficulty, decision 0198);
 - by state: each own step against the gold-prefix accuracy of the gold step with the same right
   next actions (`certify.exposure_bias.on_own_states`, decision 0198's primary), with how many
-  own steps had a matching gold state.
+  own steps had a matching gold state, and the same two accuracies on the own steps taken after
+  the episode's own first miss (the only ones whose prefix holds the model's own mistake).
 """
 
 from __future__ import annotations
@@ -88,9 +89,18 @@ def main() -> None:
         ]
         found = [b for b in states if b is not None]
         matched = f"{sum(b.matched for b in found)} of {sum(b.own_steps for b in found)} own steps"
+        off = sum(b.off_gold for b in found)
+        own_rate = sum((b.off_gold_observed or 0) * b.off_gold for b in found) / max(off, 1)
+        gold_rate = sum((b.off_gold_expected or 0) * b.off_gold for b in found) / max(off, 1)
+        after = (
+            f"after its own first miss: {off} steps, right {own_rate:.3f} against "
+            f"{gold_rate:.3f} from the gold states"
+            if off
+            else "after its own first miss: no step"
+        )
         print(f"{model}: {len(fams)} families; per-episode share {t_interval(old)}; "
               f"on own steps {t_interval(new)}; by state {t_interval([b.bias for b in found])} "
-              f"({len(found)} families, {matched} matched)")  # fmt: skip
+              f"({len(found)} families, {matched} matched); {after}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -117,6 +117,7 @@ def test_a_state_only_agent_has_no_exposure_bias_by_state_where_on_own_steps_see
     )  # fmt: skip
     (e,) = report.exposure
     assert e.by_state == 0.0 and e.by_state_matched == e.by_state_own_steps > 0
+    assert e.off_gold_steps == 0  # its misses submit the word unchanged, which ends the episode
     assert e.exposure_bias > 0.05  # decision 0180's estimator: a false positive here
     assert e.gold_by_position[0] < e.gold_by_position[1]  # the first step is the hard one
 
@@ -129,7 +130,9 @@ def test_compounding_own_errors_show_by_state_and_a_memoryless_slip_does_not(
     report = measured(Lookup(), {lost.name: lost, slips.name: slips}, tmp_path, limit=56)
     by = {e.model: e for e in report.exposure}
     assert by[lost.name].by_state is not None and by[lost.name].by_state > 0.5
+    assert by[lost.name].off_gold_steps > 0 and by[lost.name].off_gold_observed == 0.0
     assert by[slips.name].by_state == 0.0  # it slips on the gold prefix exactly as on its own
+    assert by[slips.name].off_gold_steps == 0  # and every slip ends its episode
 
 
 def test_own_steps_from_a_state_no_gold_step_shares_are_left_out_and_counted() -> None:
@@ -149,4 +152,6 @@ def test_own_steps_from_a_state_no_gold_step_shares_are_left_out_and_counted() -
     assert (got.matched, got.own_steps) == (2, 3)
     assert got.expected == pytest.approx(0.25) and got.observed == 0.0
     assert got.bias == pytest.approx(0.25)
+    # After the first miss ("a"), "c" has no gold state and "b" is the one off-gold step.
+    assert (got.off_gold, got.off_gold_expected, got.off_gold_observed) == (1, 0.0, 0.0)
     assert on_own_states({}, own) is None

@@ -167,6 +167,14 @@ class ByState(BaseModel):
     """Own steps whose state a gold step of the same task shares."""
     own_steps: int
     """Every own step of the scores."""
+    off_gold: int = 0
+    """Matched own steps taken after the episode's own first wrong step, whose prefixes hold
+    one of the model's own mistakes. A model whose every miss ends its episode has none; its
+    own prefixes are then the gold ones up to wording, and its by-state number compares the
+    same states drawn twice: no evidence either way."""
+    off_gold_expected: float | None = None
+    off_gold_observed: float | None = None
+    """The two accuracies on those steps alone."""
 
     @property
     def bias(self) -> float:
@@ -176,21 +184,33 @@ class ByState(BaseModel):
 def on_own_states(gold: dict[tuple[str, str], float], own: list[OwnScore]) -> ByState | None:
     """Exposure bias by state (module docstring): None when no own step's state has a gold
     counterpart."""
-    expected = 0.0
-    right = matched = total = 0
+    expected = off_expected = 0.0
+    right = matched = total = off = off_right = 0
     for score in own:
+        erred = False
         for step in score.steps:
             total += 1
             rate = gold.get((score.task_id, step.gold))
-            if rate is None:
-                continue
-            matched += 1
-            expected += rate
-            right += step.matched
+            if rate is not None:
+                matched += 1
+                expected += rate
+                right += step.matched
+                if erred:
+                    off += 1
+                    off_expected += rate
+                    off_right += step.matched
+            erred = erred or not step.matched
     if not matched:
         return None
-    return ByState(expected=expected / matched, observed=right / matched, matched=matched,
-                   own_steps=total)  # fmt: skip
+    return ByState(
+        expected=expected / matched,
+        observed=right / matched,
+        matched=matched,
+        own_steps=total,
+        off_gold=off,
+        off_gold_expected=off_expected / off if off else None,
+        off_gold_observed=off_right / off if off else None,
+    )
 
 
 def position_accuracy(scores: list[TaskScore]) -> list[float]:

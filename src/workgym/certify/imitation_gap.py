@@ -159,6 +159,11 @@ class ModelExposure(BaseModel):
     by_state_matched: int = 0
     """Own steps matched to a gold state, of `by_state_own_steps`."""
     by_state_own_steps: int = 0
+    off_gold_steps: int = 0
+    """Matched own steps taken after the model's own first miss in an episode (`ByState`)."""
+    off_gold_expected: float | None = None
+    off_gold_observed: float | None = None
+    """Gold-state and own accuracy on those steps, pooled over the model's families."""
 
 
 class ModelCompounding(BaseModel):
@@ -481,6 +486,13 @@ def _t_interval(values: list[float]) -> tuple[float | None, float | None]:
     return mean - half, mean + half
 
 
+def _pooled(states: list[ByState], steps: int, field: str) -> float | None:
+    """An off-gold accuracy pooled over families, each weighted by its off-gold steps."""
+    if not steps:
+        return None
+    return sum((getattr(b, field) or 0.0) * b.off_gold for b in states) / steps
+
+
 def exposure_by_model(
     cells: list[Cell], gold: list[TaskScore], own: list[OwnScore]
 ) -> list[ModelExposure]:
@@ -497,6 +509,7 @@ def exposure_by_model(
         states = [c.by_state for c in mine if c.by_state is not None]
         by_state = [b.bias for b in states]
         state_lower, state_upper = _t_interval(by_state)
+        off = sum(b.off_gold for b in states)
         rows.append(
             ModelExposure(
                 model=label,
@@ -514,6 +527,9 @@ def exposure_by_model(
                 by_state_families=len(states),
                 by_state_matched=sum(b.matched for b in states),
                 by_state_own_steps=sum(b.own_steps for b in states),
+                off_gold_steps=off,
+                off_gold_expected=_pooled(states, off, "off_gold_expected"),
+                off_gold_observed=_pooled(states, off, "off_gold_observed"),
             )
         )
     return rows

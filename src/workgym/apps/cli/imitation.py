@@ -144,6 +144,17 @@ def print_report(report: ImitationReport) -> None:
                 f"{e.by_state:+.3f}, 95% CI {ci} over {e.by_state_families} families; "
                 f"{e.by_state_matched} of {e.by_state_own_steps} own steps matched"
             )
+            if e.off_gold_steps:
+                out.print(
+                    f"  after its own first miss: {e.off_gold_steps} steps, right "
+                    f"{_num(e.off_gold_observed)} against {_num(e.off_gold_expected)} from the "
+                    "gold states that need the same actions"
+                )
+            else:
+                out.print(
+                    "  after its own first miss: no step (every miss ended the episode), so no "
+                    "own prefix differed from the gold ones: the by-state number is no evidence"
+                )
         out.print(
             f"  by step: gold prefix {' '.join(f'{a:.2f}' for a in e.gold_by_position)}; "
             f"own prefix {' '.join(f'{a:.2f}' for a in e.own_by_position)}"
