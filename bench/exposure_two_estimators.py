@@ -89,13 +89,15 @@ def main() -> None:
         ]
         found = [b for b in states if b is not None]
         matched = f"{sum(b.matched for b in found)} of {sum(b.own_steps for b in found)} own steps"
-        off = sum(b.off_gold for b in found)
-        own_rate = sum((b.off_gold_observed or 0) * b.off_gold for b in found) / max(off, 1)
-        gold_rate = sum((b.off_gold_expected or 0) * b.off_gold for b in found) / max(off, 1)
+        pooled = on_own_states(
+            state_rates([g for g in gold_scores if g.model == model]),
+            [o for o in own_scores if o.model == model],
+        )
         after = (
-            f"after its own first miss: {off} steps, right {own_rate:.3f} against "
-            f"{gold_rate:.3f} from the gold states"
-            if off
+            f"after its own first miss: {pooled.off_gold} steps, right "
+            f"{pooled.off_gold_observed:.3f} against {pooled.off_gold_expected:.3f} "
+            "from the gold states"
+            if pooled and pooled.off_gold
             else "after its own first miss: no step"
         )
         print(f"{model}: {len(fams)} families; per-episode share {t_interval(old)}; "

@@ -127,11 +127,6 @@ class Cell(BaseModel):
             return None
         return self.tf_on_own_steps - self.own_step_rate
 
-    @property
-    def exposure_by_state(self) -> float | None:
-        """Exposure bias by state: gold-state minus own-state accuracy on matched own steps."""
-        return self.by_state.bias if self.by_state is not None else None
-
 
 class ModelExposure(BaseModel):
     """Exposure bias of one model: the mean over its families of the cells' exposure bias."""
@@ -151,7 +146,7 @@ class ModelExposure(BaseModel):
     own_by_position: list[float] = []
     """Own-prefix accuracy at the 1st, 2nd, ... step, pooled over the model's episodes."""
     by_state: float | None = None
-    """Mean over families of the exposure bias by state (`Cell.exposure_by_state`)."""
+    """Mean over families of the cells' exposure bias by state (`ByState.bias`)."""
     by_state_lower: float | None = None
     by_state_upper: float | None = None
     """95% t interval over the families that have a matched own step."""
@@ -486,13 +481,6 @@ def _t_interval(values: list[float]) -> tuple[float | None, float | None]:
     return mean - half, mean + half
 
 
-def _pooled(states: list[ByState], steps: int, field: str) -> float | None:
-    """An off-gold accuracy pooled over families, each weighted by its off-gold steps."""
-    if not steps:
-        return None
-    return sum((getattr(b, field) or 0.0) * b.off_gold for b in states) / steps
-
-
 def exposure_by_model(
     cells: list[Cell], gold: list[TaskScore], own: list[OwnScore]
 ) -> list[ModelExposure]:
@@ -509,7 +497,11 @@ def exposure_by_model(
         states = [c.by_state for c in mine if c.by_state is not None]
         by_state = [b.bias for b in states]
         state_lower, state_upper = _t_interval(by_state)
-        off = sum(b.off_gold for b in states)
+        # The off-gold accuracies pooled over every family: states are keyed by task, so one
+        # pass over the model's scores gives them.
+        mine_gold = [g for g in gold if g.model == label]
+        mine_own = [o for o in own if o.model == label]
+        pooled = on_own_states(state_rates(mine_gold), mine_own)
         rows.append(
             ModelExposure(
                 model=label,
@@ -519,17 +511,17 @@ def exposure_by_model(
                 exposure_bias=sum(biases) / len(biases),
                 lower=lower,
                 upper=upper,
-                gold_by_position=position_accuracy([g for g in gold if g.model == label]),
-                own_by_position=own_position_accuracy([o for o in own if o.model == label]),
+                gold_by_position=position_accuracy(mine_gold),
+                own_by_position=own_position_accuracy(mine_own),
                 by_state=sum(by_state) / len(by_state) if by_state else None,
                 by_state_lower=state_lower,
                 by_state_upper=state_upper,
                 by_state_families=len(states),
                 by_state_matched=sum(b.matched for b in states),
                 by_state_own_steps=sum(b.own_steps for b in states),
-                off_gold_steps=off,
-                off_gold_expected=_pooled(states, off, "off_gold_expected"),
-                off_gold_observed=_pooled(states, off, "off_gold_observed"),
+                off_gold_steps=pooled.off_gold if pooled else 0,
+                off_gold_expected=pooled.off_gold_expected if pooled else None,
+                off_gold_observed=pooled.off_gold_observed if pooled else None,
             )
         )
     return rows
