@@ -11,6 +11,11 @@ variant keeps the environment's tasks, tools, verifier and salt and changes two 
   trained or prompted on toy-examples; the test split stays in test, unused.
 
     workgym imitation-gap bench/toy-examples-c1 --import bench.toy_examples_c1 --split dev ...
+
+`bench/toy-examples-c1t` is where claim 1's trained agents on toy-examples learn (decision 0199):
+the same job on 36 fresh words that neither toy-examples nor c1 holds, 24 in train and 12 in dev
+(8 and 4 per rule), with c1's tool-path gold trajectory. A playbook or checkpoint learned there is
+scored on c1's dev split, none of whose tasks it saw, beside the untrained models.
 """
 
 from __future__ import annotations
@@ -18,9 +23,16 @@ from __future__ import annotations
 import workgym as wg
 from workgym.core.messages import Message
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.envs.toy_examples.env import ToyExamples
+from workgym.envs.toy_examples.env import KINDS, PROMPT, ToyExamples, apply_rule
 
 SALT = "toy-examples/66"
+FRESH_WORDS: tuple[str, ...] = (
+    "almond", "bishop", "copper", "dancer", "emblem", "fabric", "ginger", "helmet", "insect",
+    "jigsaw", "kernel", "locket", "mitten", "noodle", "oracle", "pillow", "quartz", "raisin",
+    "silver", "tomato", "urchin", "vessel", "walrus", "yeoman", "zenith", "button", "cradle",
+    "donkey", "eclipse", "feather", "glider", "hornet", "iceberg", "jasmine", "knight", "lobster",
+)  # fmt: skip
+FRESH_TRAIN = 24  # the first 24 fresh words train, the last 12 are dev
 
 
 @wg.register
@@ -42,3 +54,25 @@ class ToyExamplesC1(ToyExamples):
         use_tool = self.next_actions(task, [])[0]
         replied = [Message(role="tool", content=str(task.answer))]
         return [use_tool, self.next_actions(task, replied)[0]]
+
+
+@wg.register
+class ToyExamplesC1Train(ToyExamplesC1):
+    """c1's job on 36 fresh words, for training only: 24 train, 12 dev (decision 0199)."""
+
+    id = "bench/toy-examples-c1t"
+
+    def tasks(self) -> TaskSet:
+        tasks = [
+            Task(
+                family=f"{kind}/{word}",
+                prompt=PROMPT.format(kind=kind, word=word),
+                answer=apply_rule(kind, word),
+                meta={"kind": kind, "word": word},
+            )
+            for i, word in enumerate(FRESH_WORDS)
+            for kind in (KINDS[i % len(KINDS)],)
+        ]
+        pinned = {t.family: "train" if i < FRESH_TRAIN else "dev" for i, t in enumerate(tasks)}
+        split = SplitSpec(salt=SALT, train=0.6, dev=0.4, test=0.0, overrides=pinned)  # type: ignore[arg-type]
+        return TaskSet(tasks, split)
