@@ -33,6 +33,7 @@ import re
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,20 +48,43 @@ from workgym.run.runner import eval_async
 sys.path.insert(0, str(Path(__file__).parent))
 from lookup_c1 import LookupC1  # bench/ is this script's own directory
 
-BASE = "hf/smollm2-135m"
 SFT_STEPS = 8
 SFT_SAVE_AT = [1, 2, 4]
 CONTROL_ENV = "workgym/toy-shop"
-IFEVAL_ITEMS = 96
-MAX_TOKENS = 128
 KL_SAMPLES = 2
 KL_TOKENS = 48
-KL_PROMPTS_PER_FAMILY = 2  # the first of each dev family in file order: 10 prompts, 20 samples
 SEED = 0
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What a run of the sweep is sized by: the reduced run fits the 2-core CPU machine, the full
+    one is decision 0194's design as issue 36 asks for it (seeds 0-4, a model off bfcl's floor,
+    an ifeval budget that does not cut the base's replies), for one GPU."""
+
+    base: str
+    ifeval_items: int
+    max_tokens: int
+    kl_prompts_per_family: int  # the first of each dev family in file order
+
+
+SCALES = {
+    "reduced": Scale("hf/smollm2-135m", ifeval_items=96, max_tokens=128, kl_prompts_per_family=2),
+    "full": Scale(
+        "hf/qwen2.5-coder-0.5b", ifeval_items=156, max_tokens=512, kl_prompts_per_family=8
+    ),
+}
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument(
+        "--scale",
+        choices=sorted(SCALES),
+        default="reduced",
+        help="reduced: SmolLM2-135M, 96 ifeval items at 128 tokens (CPU); full: the 0.5B, 156 "
+        "items at 512 tokens, 8 KL prompts a family (one GPU)",
+    )
     sub = p.add_subparsers(dest="stage", required=True)
     sft = sub.add_parser("sft", help="train one SFT (or control) arm")
     sft.add_argument("--seed", type=int, required=True)
@@ -74,8 +98,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     rep.add_argument("evals", type=Path)
     rep.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
+    args.size = SCALES[args.scale]
     if args.stage == "eval" and not args.model.startswith("hf/"):
-        p.error(f"the model is a local checkpoint, hf/<dir>, like the base {BASE} ({args.model!r})")
+        base = SCALES[args.scale].base
+        p.error(f"the model is a local checkpoint, hf/<dir>, like the base {base} ({args.model!r})")
     if args.stage == "report" and not args.evals.is_dir():
         p.error(f"{args.evals} is not a folder of eval runs; run the eval stage into it first")
     return args
@@ -93,35 +119,38 @@ def train(args: argparse.Namespace) -> None:
         return
     env = load(CONTROL_ENV) if args.control else LookupC1()
     tasks = env.taskset.training_view().split("train")
-    examples = asyncio.run(gold_examples(env, tasks, HFModel(BASE).chat))
+    base = args.size.base
+    examples = asyncio.run(gold_examples(env, tasks, HFModel(base).chat))
     settings = SFTSettings(
         steps=SFT_STEPS, batch_size=4, learning_rate=2e-5, seed=args.seed, save_at=SFT_SAVE_AT
     )
-    result = train_sft(BASE, examples, args.out, settings)
+    result = train_sft(base, examples, args.out, settings)
     print(json.dumps({"env": env.id, "examples": result.examples, "losses": result.losses}))
 
 
 # -- scoring one model ----------------------------------------------------------------------
 
 
-def options(model: str, concurrency: int, sample: int | None = None) -> EvalOptions:
-    policy = Policy(model, sampling=Sampling(temperature=0.0, max_tokens=MAX_TOKENS))
+def options(
+    model: str, concurrency: int, max_tokens: int, sample: int | None = None
+) -> EvalOptions:
+    policy = Policy(model, sampling=Sampling(temperature=0.0, max_tokens=max_tokens))
     return EvalOptions(
         policy=policy, seed=SEED, sample=sample, concurrency=concurrency, progress=False
     )
 
 
-def outcomes(folder: Path) -> dict[str, dict[str, Any]]:
+def outcomes(folder: Path, max_tokens: int) -> dict[str, dict[str, Any]]:
     """task id -> success, and whether a one-turn reply ran into the token budget."""
     out: dict[str, dict[str, Any]] = {}
     for line in (folder / "episodes.jsonl").read_text().splitlines():
         e = json.loads(line)
-        cut = e["turns"] == 1 and e["usage"]["completion_tokens"] >= MAX_TOKENS
+        cut = e["turns"] == 1 and e["usage"]["completion_tokens"] >= max_tokens
         out[e["task_id"]] = {"success": bool(e["verdict"]["success"]), "cut": cut}
     return out
 
 
-async def dev_prompts(env: LookupC1) -> list[tuple[list[Any], list[Any]]]:
+async def dev_prompts(env: LookupC1, per_family: int) -> list[tuple[list[Any], list[Any]]]:
     """The first turn's messages and tools of the first dev tasks of each family.
 
     Each prompt costs four prefills of about 850 tokens on one thread (~10 s), so the estimate
@@ -131,7 +160,7 @@ async def dev_prompts(env: LookupC1) -> list[tuple[list[Any], list[Any]]]:
     prompts = []
     taken: dict[str, int] = {}
     for task in env.taskset.split("dev"):
-        if taken.get(task.family, 0) >= KL_PROMPTS_PER_FAMILY:
+        if taken.get(task.family, 0) >= per_family:
             continue
         taken[task.family] = taken.get(task.family, 0) + 1
         messages = await gold_trajectory(env, task)
@@ -140,7 +169,7 @@ async def dev_prompts(env: LookupC1) -> list[tuple[list[Any], list[Any]]]:
     return prompts
 
 
-def kl_to_base(model: str) -> dict[str, float]:
+def kl_to_base(model: str, size: Scale) -> dict[str, float]:
     """KL(model || base) on the new task: sampled replies to dev prompts, log-ratio per reply.
 
     RL's Razor's candidate explanation of forgetting is this forward KL on the new task's
@@ -151,14 +180,14 @@ def kl_to_base(model: str) -> dict[str, float]:
 
     from workgym.models.hf import HFModel, load_local
 
-    chat = HFModel(BASE).chat
+    chat = HFModel(size.base).chat
     tuned, _ = load_local(model.removeprefix("hf/"))
-    base, _ = load_local(BASE.removeprefix("hf/"))
+    base, _ = load_local(size.base.removeprefix("hf/"))
     torch.manual_seed(SEED)
     eos = tuned.generation_config.eos_token_id
     stops = set(eos if isinstance(eos, list) else [eos])
     values: list[float] = []
-    for messages, tools in asyncio.run(dev_prompts(LookupC1())):
+    for messages, tools in asyncio.run(dev_prompts(LookupC1(), size.kl_prompts_per_family)):
         ids = torch.tensor([chat.encode(chat.render(messages, tools, generation=True))])
         n = ids.shape[1]
         with torch.no_grad():
@@ -194,6 +223,7 @@ def kl_to_base(model: str) -> dict[str, float]:
 
 
 def evaluate(args: argparse.Namespace) -> None:
+    size: Scale = args.size
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     asyncio.run(
@@ -201,7 +231,7 @@ def evaluate(args: argparse.Namespace) -> None:
             LookupC1(),
             split="dev",
             out=args.out / "dev",
-            options=options(args.model, args.concurrency),
+            options=options(args.model, args.concurrency, size.max_tokens),
         )
     )
     asyncio.run(
@@ -209,16 +239,18 @@ def evaluate(args: argparse.Namespace) -> None:
             "suites/ifeval",
             split="all",
             out=args.out / "ifeval",
-            options=options(args.model, args.concurrency, IFEVAL_ITEMS),
+            options=options(args.model, args.concurrency, size.max_tokens, size.ifeval_items),
         )
     )
     kl_path = args.out / "kl.json"
     if not kl_path.exists():
-        kl = kl_to_base(args.model) if args.model != BASE else {"kl": 0.0, "se": 0.0, "n": 0}
+        tuned = args.model != size.base
+        kl = kl_to_base(args.model, size) if tuned else {"kl": 0.0, "se": 0.0, "n": 0}
         kl_path.write_text(json.dumps(kl) + "\n")
     record = {"model": args.model, "wall_time_s": round(time.perf_counter() - started, 1)}
     (args.out / "model.json").write_text(json.dumps(record) + "\n")
-    dev, ife = outcomes(args.out / "dev"), outcomes(args.out / "ifeval")
+    dev = outcomes(args.out / "dev", size.max_tokens)
+    ife = outcomes(args.out / "ifeval", size.max_tokens)
     print(
         json.dumps(
             {
@@ -237,7 +269,7 @@ def evaluate(args: argparse.Namespace) -> None:
 NAME = re.compile(r"^(?P<arm>sft|grpo|control)-s(?P<seed>\d+)-(?P<step>\d+)$")
 
 
-def load_evals(root: Path) -> dict[str, dict[str, Any]]:
+def load_evals(root: Path, size: Scale) -> dict[str, dict[str, Any]]:
     """name -> scores, for every finished eval folder (base, or arm-sS-STEP)."""
     rows: dict[str, dict[str, Any]] = {}
     for folder in sorted(root.iterdir()):
@@ -246,7 +278,8 @@ def load_evals(root: Path) -> dict[str, dict[str, Any]]:
         m = NAME.match(folder.name)
         if folder.name != "base" and not m:
             continue
-        dev, ife = outcomes(folder / "dev"), outcomes(folder / "ifeval")
+        dev = outcomes(folder / "dev", size.max_tokens)
+        ife = outcomes(folder / "ifeval", size.max_tokens)
         rows[folder.name] = {
             "arm": m["arm"] if m else "base",
             "seed": int(m["seed"]) if m else None,
@@ -257,7 +290,9 @@ def load_evals(root: Path) -> dict[str, dict[str, Any]]:
             "kl": json.loads((folder / "kl.json").read_text())["kl"],
         }
     if "base" not in rows:
-        raise ConfigError(f"{root}/base has no finished eval; run the eval stage on {BASE} first")
+        raise ConfigError(
+            f"{root}/base has no finished eval; run the eval stage on {size.base} first"
+        )
     return rows
 
 
@@ -312,7 +347,7 @@ def verdict(ci: dict[str, float | None]) -> str:
 
 
 def report(args: argparse.Namespace) -> dict[str, Any]:
-    rows = load_evals(args.evals)
+    rows = load_evals(args.evals, args.size)
     base = rows["base"]
     table = []
     for name, row in rows.items():
