@@ -33,9 +33,8 @@ import re
 import sys
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import workgym.envs.suites  # noqa: F401  (registers the built-in suites)
 from workgym.core.errors import ConfigError
@@ -56,8 +55,7 @@ KL_TOKENS = 48
 SEED = 0
 
 
-@dataclass(frozen=True)
-class Scale:
+class Scale(NamedTuple):
     """What a run of the sweep is sized by: the reduced run fits the 2-core CPU machine, the full
     one is decision 0194's design as issue 36 asks for it (seeds 0-4, a model off bfcl's floor,
     an ifeval budget that does not cut the base's replies), for one GPU."""

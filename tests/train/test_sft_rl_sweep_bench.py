@@ -67,3 +67,11 @@ def test_bad_inputs_are_refused_in_one_line_before_anything_runs(tmp_path: Path)
             bench.main(argv)
         assert exit_.value.code == 2
     assert not (tmp_path / "e").exists() and not (tmp_path / "r").exists()
+
+
+def test_the_full_scale_is_one_flag_and_the_reduced_run_stays_the_default(tmp_path: Path) -> None:
+    bench = load_bench("sft_rl_sweep.py")
+    reduced = bench.parse(["eval", "hf/base", "--out", str(tmp_path)]).size
+    full = bench.parse(["--scale", "full", "eval", "hf/base", "--out", str(tmp_path)]).size
+    assert (reduced.base, reduced.ifeval_items, reduced.max_tokens) == ("hf/smollm2-135m", 96, 128)
+    assert (full.base, full.ifeval_items, full.max_tokens) == ("hf/qwen2.5-coder-0.5b", 156, 512)
