@@ -255,6 +255,14 @@ async def demo(root: Path) -> int:
         highlight=False,
     )
     model = get_model(model_name)  # one instance for the learner and both arms
+    threads = getattr(model, "threads", None)
+    if isinstance(threads, int):  # llama.cpp: its threads are fixed once, at start
+        console.print(
+            f"llama.cpp runs on {threads} of {os.cpu_count()} cores: the ones the one-minute load "
+            f"average left idle at start (fewer threads, a slower demo); to choose: "
+            f"WORKGYM_LLAMACPP_THREADS={os.cpu_count()} make demo",
+            highlight=False,
+        )
     result = await bootstrap_playbook_async(env, model, out=learn_dir, config=LEARNER)
     for line in learned_lines(result):
         console.print(line, highlight=False)
