@@ -23,7 +23,7 @@ from __future__ import annotations
 import workgym as wg
 from workgym.core.messages import Message
 from workgym.core.tasks import SplitSpec, Task, TaskSet
-from workgym.envs.toy_examples.env import KINDS, PROMPT, ToyExamples, apply_rule
+from workgym.envs.toy_examples.env import ToyExamples, rule_tasks
 
 SALT = "toy-examples/66"
 FRESH_WORDS: tuple[str, ...] = (
@@ -63,16 +63,7 @@ class ToyExamplesC1Train(ToyExamplesC1):
     id = "bench/toy-examples-c1t"
 
     def tasks(self) -> TaskSet:
-        tasks = [
-            Task(
-                family=f"{kind}/{word}",
-                prompt=PROMPT.format(kind=kind, word=word),
-                answer=apply_rule(kind, word),
-                meta={"kind": kind, "word": word},
-            )
-            for i, word in enumerate(FRESH_WORDS)
-            for kind in (KINDS[i % len(KINDS)],)
-        ]
+        tasks = rule_tasks(FRESH_WORDS)
         pinned = {t.family: "train" if i < FRESH_TRAIN else "dev" for i, t in enumerate(tasks)}
         split = SplitSpec(salt=SALT, train=0.6, dev=0.4, test=0.0, overrides=pinned)  # type: ignore[arg-type]
         return TaskSet(tasks, split)

@@ -56,6 +56,21 @@ def apply_rule(kind: str, word: str) -> str:
     raise ValueError(f"no rule {kind!r}; rules: {', '.join(KINDS)}")
 
 
+def rule_tasks(words: tuple[str, ...]) -> list[Task]:
+    """One task per word, the rules taken in turn (word i gets rule i mod 3); a family is one
+    word under one rule. Variants on other words (bench/toy-examples-c1t) build theirs here."""
+    return [
+        Task(
+            family=f"{kind}/{word}",
+            prompt=PROMPT.format(kind=kind, word=word),
+            answer=apply_rule(kind, word),
+            meta={"kind": kind, "word": word},
+        )
+        for i, word in enumerate(words)
+        for kind in (KINDS[i % len(KINDS)],)
+    ]
+
+
 @tool
 def transform(kind: str, word: str) -> str:
     """Apply a named rule to a word.
@@ -89,16 +104,7 @@ class ToyExamples(Environment):
     instructions = "You transform words with the transform tool and submit results with submit."
 
     def tasks(self) -> TaskSet:
-        tasks = [
-            Task(
-                family=f"{kind}/{word}",
-                prompt=PROMPT.format(kind=kind, word=word),
-                answer=apply_rule(kind, word),
-                meta={"kind": kind, "word": word},
-            )
-            for i, word in enumerate(WORDS)
-            for kind in (KINDS[i % len(KINDS)],)
-        ]
+        tasks = rule_tasks(WORDS)
         # Version 2 (decision 0155): 60 words, 24 train / 12 dev / 24 test, 8 test tasks per kind
         # (the salt was picked for that balance before any model played the environment).
         split = SplitSpec(salt="toy-examples/66", train=0.4, dev=0.2, test=0.4)
