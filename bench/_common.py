@@ -4,6 +4,8 @@
   workgym/toy-shop (`three_turns`, `toy_eval`).
 - playbook_real.py and swarm_real.py talk to the same kind of endpoint and train playbooks with
   the same knobs (`add_endpoint_args`, `add_training_args`, `train_config`).
+- sft_checkpoint_lookup.py and sft_checkpoint_toy_examples.py make claim 1's SFT checkpoints
+  with the same settings (`sft_checkpoint`).
 
 Bench scripts are files, not a package: run as `python bench/NAME.py` this folder is on
 sys.path already; a script that the tests load by path appends it before importing from here.
@@ -153,3 +155,25 @@ def train_config(args: argparse.Namespace, *, temperature: float, **extra: Any) 
         reflector_schema=args.reflector_schema,
         **extra,
     )
+
+
+def sft_checkpoint(
+    env: wg.Environment, tasks: list[wg.Task], out: str, save_at: list[int] | None = None
+) -> None:
+    """SmolLM2-135M fine-tuned on `tasks`' oracle trajectories with claim 1's SFT settings (20
+    steps of 4, lr 2e-5, seed 0); prints the losses. The checkpoint loads as `hf/OUT/checkpoint`,
+    each `save_at` step as `hf/OUT/steps/step-NNNN`."""
+    import asyncio
+
+    from workgym.models.hf import HFModel
+    from workgym.train.sft import SFTSettings, gold_examples, train_sft
+
+    examples = asyncio.run(gold_examples(env, tasks, HFModel("hf/smollm2-135m").chat))
+    started = time.perf_counter()
+    settings = SFTSettings(
+        steps=20, batch_size=4, learning_rate=2e-5, seed=0, save_at=save_at or []
+    )
+    result = train_sft("hf/smollm2-135m", examples, out, settings)
+    print(json.dumps({"env": env.id, "tasks": len(tasks), "examples": result.examples,
+                      "losses": result.losses, "checkpoint": str(result.checkpoint),
+                      "seconds": round(time.perf_counter() - started, 1)}))  # fmt: skip

@@ -13,13 +13,9 @@ losses.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import time
 
+from _common import sft_checkpoint  # bench/ is the script's own directory
 from workgym.envs.lookup.env import Lookup
-from workgym.models.hf import HFModel
-from workgym.train.sft import SFTSettings, gold_examples, train_sft
 
 
 def main() -> None:
@@ -39,13 +35,7 @@ def main() -> None:
     else:
         env = Lookup()
         tasks = env.taskset.training_view().split("train")[28:]
-    examples = asyncio.run(gold_examples(env, tasks, HFModel("hf/smollm2-135m").chat))
-    started = time.perf_counter()
-    settings = SFTSettings(steps=20, batch_size=4, learning_rate=2e-5, seed=0)
-    result = train_sft("hf/smollm2-135m", examples, args.out, settings)
-    print(json.dumps({"env": env.id, "tasks": len(tasks), "examples": result.examples,
-                      "losses": result.losses, "checkpoint": str(result.checkpoint),
-                      "seconds": round(time.perf_counter() - started, 1)}))  # fmt: skip
+    sft_checkpoint(env, tasks, args.out)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,9 @@ each of those steps as `hf/OUT/steps/step-NNNN` (one run: the schedule is consta
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import time
 
-from toy_examples_c1 import ToyExamplesC1Train  # bench/ is the script's own directory
-from workgym.models.hf import HFModel
-from workgym.train.sft import SFTSettings, gold_examples, train_sft
+from _common import sft_checkpoint  # bench/ is the script's own directory
+from toy_examples_c1 import ToyExamplesC1Train
 
 
 def main() -> None:
@@ -28,13 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     env = ToyExamplesC1Train()
     tasks = env.taskset.training_view().split("train")
-    examples = asyncio.run(gold_examples(env, tasks, HFModel("hf/smollm2-135m").chat))
-    started = time.perf_counter()
-    settings = SFTSettings(steps=20, batch_size=4, learning_rate=2e-5, seed=0, save_at=args.save_at)
-    result = train_sft("hf/smollm2-135m", examples, args.out, settings)
-    print(json.dumps({"env": env.id, "tasks": len(tasks), "examples": result.examples,
-                      "losses": result.losses, "checkpoint": str(result.checkpoint),
-                      "seconds": round(time.perf_counter() - started, 1)}))  # fmt: skip
+    sft_checkpoint(env, tasks, args.out, args.save_at)
 
 
 if __name__ == "__main__":
